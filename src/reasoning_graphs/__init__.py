@@ -1,0 +1,1 @@
+"""LLM reasoning patterns as LangGraph StateGraphs."""
