@@ -102,6 +102,7 @@ def readable_labels(
         policies: role to its policy (or its list of patterns).
         produces: role to the concrete labels it writes.
     """
+
     def sees(r: str) -> tuple[str, ...]:
         p = policies.get(r, ())
         return p.sees if isinstance(p, AccessPolicy) else tuple(p)

@@ -136,6 +136,66 @@ def _require_env(var: str, provider: str) -> str:
     return value
 
 
+def _check_real_allowed(spec: str) -> None:
+    if not _REAL_MODELS_ALLOWED:
+        raise ConfigurationError(
+            f"real model {spec!r} requested while real models are forbidden (inside tests use "
+            "reasoning_graphs.testing.ScriptedChatModel or wrap in allow_real_models(True))"
+        )
+
+
+def _openai(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    base_url = s.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    key = os.environ.get("OPENAI_API_KEY", "")
+    if not key and base_url is None:
+        key = _require_env("OPENAI_API_KEY", "openai")
+    _check_real_allowed(str(parsed))
+    kwargs: dict[str, Any] = {"model": parsed.name, "api_key": key or "not-needed"}
+    if base_url:
+        kwargs |= {"base_url": base_url, "stream_usage": True}
+    options = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed}
+    kwargs |= {k: v for k, v in options.items() if v is not None}
+    # Retries are the seam's job: one policy, counted in the ledger.
+    return ChatOpenAI(**kwargs, timeout=s.timeout, max_retries=0)
+
+
+def _google(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    key = os.environ.get("GOOGLE_API_KEY") or _require_env("GEMINI_API_KEY", "google")
+    _check_real_allowed(str(parsed))
+    kwargs: dict[str, Any] = {"model": parsed.name, "google_api_key": key, "max_retries": 0}
+    options = {"temperature": s.temperature, "max_output_tokens": s.max_tokens}
+    kwargs |= {k: v for k, v in options.items() if v is not None}
+    return ChatGoogleGenerativeAI(**kwargs, timeout=s.timeout)
+
+
+def _local(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
+    from reasoning_graphs.local import LocalChatModel, resolve_local_path
+
+    path = resolve_local_path(parsed.name)
+    kwargs: dict[str, Any] = {"model_path": str(path), "model_name": str(parsed)}
+    options = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed}
+    kwargs |= {k: v for k, v in options.items() if v is not None}
+    return LocalChatModel(**kwargs)
+
+
+def _fake(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
+    from reasoning_graphs.testing import ScriptedChatModel
+
+    return ScriptedChatModel.from_file(parsed.name)
+
+
+_BUILDERS: dict[str, Callable[[ModelSpec, ModelSettings], BaseChatModel]] = {
+    "openai": _openai,
+    "google": _google,
+    "local": _local,
+    "fake": _fake,
+}
+
+
 def build_chat_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
     """Turn a provider string into a LangChain chat model, validating it before any call.
 
@@ -143,55 +203,7 @@ def build_chat_model(spec: str, settings: ModelSettings | None = None) -> BaseCh
         ConfigurationError: malformed spec, unknown provider, missing credentials or extra.
     """
     parsed = parse_spec(spec)
-    s = settings or ModelSettings()
-    if parsed.provider in ("openai", "google") and not _REAL_MODELS_ALLOWED:
-        raise ConfigurationError(
-            f"real model {spec!r} requested while real models are forbidden (inside tests use "
-            "reasoning_graphs.testing.ScriptedChatModel or wrap in allow_real_models(True))"
-        )
-    if parsed.provider == "openai":
-        from langchain_openai import ChatOpenAI
-
-        base_url = s.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = os.environ.get("OPENAI_API_KEY", "")
-        if not key and base_url is None:
-            key = _require_env("OPENAI_API_KEY", "openai")
-        kwargs: dict[str, Any] = {"model": parsed.name, "api_key": key or "not-needed"}
-        if base_url:
-            kwargs |= {"base_url": base_url, "stream_usage": True}
-        if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
-        if s.max_tokens is not None:
-            kwargs["max_tokens"] = s.max_tokens
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
-        # Retries are the seam's job: one policy, counted in the ledger.
-        return ChatOpenAI(**kwargs, timeout=s.timeout, max_retries=0)
-    if parsed.provider == "google":
-        from langchain_google_genai import ChatGoogleGenerativeAI
-
-        key = os.environ.get("GOOGLE_API_KEY") or _require_env("GEMINI_API_KEY", "google")
-        gkwargs: dict[str, Any] = {"model": parsed.name, "google_api_key": key, "max_retries": 0}
-        if s.temperature is not None:
-            gkwargs["temperature"] = s.temperature
-        if s.max_tokens is not None:
-            gkwargs["max_output_tokens"] = s.max_tokens
-        return ChatGoogleGenerativeAI(**gkwargs, timeout=s.timeout)
-    if parsed.provider == "local":
-        from reasoning_graphs.local import LocalChatModel, resolve_local_path
-
-        path = resolve_local_path(parsed.name)
-        lkwargs: dict[str, Any] = {"model_path": str(path), "model_name": str(parsed)}
-        if s.temperature is not None:
-            lkwargs["temperature"] = s.temperature
-        if s.max_tokens is not None:
-            lkwargs["max_tokens"] = s.max_tokens
-        if s.seed is not None:
-            lkwargs["seed"] = s.seed
-        return LocalChatModel(**lkwargs)
-    from reasoning_graphs.testing import ScriptedChatModel
-
-    return ScriptedChatModel.from_file(parsed.name)
+    return _BUILDERS[parsed.provider](parsed, settings or ModelSettings())
 
 
 def model_status(spec: str) -> str | None:
@@ -217,7 +229,7 @@ class RetrySettings(Frozen):
 
     def delay(self, retry: int) -> float:
         """Return the wait before retry number ``retry`` (1-based)."""
-        base = min(self.max_delay, self.initial_delay * 2 ** (retry - 1))
+        base: float = min(self.max_delay, self.initial_delay * 2.0 ** (retry - 1))
         return base * (1 + random.random() / 2) if self.jitter else base
 
 
@@ -402,12 +414,16 @@ class ModelClient:
         io: _IO,
     ) -> ModelReply[Any]:
         spent = UsageCounts()
-        runnable: Any = self.model if schema is None else self.model.with_structured_output(schema, include_raw=True)
+        runnable: Any = (
+            self.model if schema is None else self.model.with_structured_output(schema, include_raw=True)
+        )
         for repair in range(self.max_schema_repairs + 1):
             out, spent = await self._invoke_with_retry(runnable, messages, spent, max_calls, io)
             if schema is None:
                 message = out if isinstance(out, AIMessage) else AIMessage(_message_text(out))
-                return ModelReply(_message_text(message), _message_text(message), self.model_id, spent, message)
+                return ModelReply(
+                    _message_text(message), _message_text(message), self.model_id, spent, message
+                )
             raw = out.get("raw")
             text = _message_text(raw) if raw is not None else ""
             if raw is not None and not text and getattr(raw, "tool_calls", None):
@@ -448,7 +464,9 @@ class ModelClient:
             except Exception as exc:
                 spent = spent + UsageCounts(calls=1, failed_calls=1, unknown_usage_calls=1)
                 if not is_transient(exc):
-                    raise ModelError(f"{self.model_id} failed: {type(exc).__name__}: {_short(exc)}", usage=spent) from exc
+                    raise ModelError(
+                        f"{self.model_id} failed: {type(exc).__name__}: {_short(exc)}", usage=spent
+                    ) from exc
                 if attempt == self.retry.max_attempts:
                     raise ModelError(
                         f"{self.model_id} failed {attempt} times; last: {type(exc).__name__}: {_short(exc)}",

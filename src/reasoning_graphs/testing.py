@@ -10,7 +10,10 @@ A script file (``fake:PATH.json``) is either a JSON list of replies, or an objec
 script deterministic across processes (a resumed run sees the same replies). A reply is a
 string (the message text), or an object with ``content``, ``tool_calls``
 (``[{"name": ..., "args": {...}}]``), ``usage`` (``{"input_tokens": n, "output_tokens": m}``,
-or ``null`` for unknown) or ``raise`` (``"transient"``, ``"auth"``, ``"error"``).
+or ``null`` for unknown) or ``raise`` (``"transient"``, ``"auth"``, ``"error"``). An object
+script may also name ``"log": "PATH"``: every prompt is appended there as a JSON line, so a test
+can count calls across processes (for example before and after a crash and resume), and
+``"latency": SECONDS``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from reasoning_graphs._structured import structured_runnable
 from reasoning_graphs.errors import ConfigurationError
@@ -97,7 +100,12 @@ def _to_message(reply: Reply, messages: list[BaseMessage], report_usage: bool, n
     if not isinstance(content, str):
         content = json.dumps(content)
     tool_calls = [
-        {"name": c["name"], "args": c.get("args", {}), "id": c.get("id") or f"call-{next(_ids)}", "type": "tool_call"}
+        {
+            "name": c["name"],
+            "args": c.get("args", {}),
+            "id": c.get("id") or f"call-{next(_ids)}",
+            "type": "tool_call",
+        }
         for c in spec.get("tool_calls", [])
     ]
     usage: Any = spec.get("usage", "auto")
@@ -136,11 +144,12 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    replies: list[Any] = []
+    replies: list[Any] = Field(default_factory=list)
     responder: Callable[[list[BaseMessage]], Any] | None = None
     model_name: str = "scripted"
     report_usage: bool = True
     latency: float = 0.0
+    log_path: str | None = None
 
     _queue: list[Any] = PrivateAttr(default_factory=list)
     _prompts: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
@@ -168,18 +177,27 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(data, list):
             return cls(replies=data, model_name=name)
         if isinstance(data, dict) and isinstance(data.get("routes"), list):
-            return cls.routed(data["routes"], default=data.get("default"), model_name=name)
+            extra: dict[str, Any] = {"latency": float(data.get("latency") or 0.0)}
+            if data.get("log"):
+                extra["log_path"] = str(data["log"])
+            return cls.routed(data["routes"], default=data.get("default"), model_name=name, **extra)
         raise ConfigurationError(
             f"fake model script {str(p)!r} must be a JSON list of replies or an object with 'routes'"
         )
 
     @classmethod
     def routed(
-        cls, routes: Sequence[dict[str, Any]], *, default: Any = None, model_name: str = "scripted"
+        cls,
+        routes: Sequence[dict[str, Any]],
+        *,
+        default: Any = None,
+        model_name: str = "scripted",
+        **options: Any,
     ) -> ScriptedChatModel:
         """Build a fake that picks the first route whose ``match`` occurs in the prompt.
 
         A route's ``reply`` may be a list: its items are used in turn, the last one repeating.
+        ``options`` are further fields (``latency``, ``log_path``, ``report_usage``).
         """
         counters = [0] * len(routes)
         lock = threading.Lock()
@@ -198,7 +216,7 @@ class ScriptedChatModel(BaseChatModel):
                 raise ScriptExhausted(f"no route matches the prompt: {text[:300]!r}")
             return default
 
-        return cls(responder=respond, model_name=model_name)
+        return cls(responder=respond, model_name=model_name, **options)
 
     @property
     def _llm_type(self) -> str:
@@ -231,6 +249,9 @@ class ScriptedChatModel(BaseChatModel):
             self._prompts.append(list(messages))
             reply = self._queue.pop(0) if self._queue else None
             count = len(self._prompts)
+            if self.log_path:
+                with open(self.log_path, "a", encoding="utf-8") as log:
+                    log.write(json.dumps({"prompt": prompt_text(messages)}) + "\n")
         if reply is None:
             if self.responder is None:
                 raise ScriptExhausted(
@@ -247,9 +268,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        message = self._next(messages)  # recorded when the call starts, as a server would log it
         if self.latency:
             time.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
         self,
@@ -258,11 +280,12 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        message = self._next(messages)
         if self.latency:
             await asyncio.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def with_structured_output(  # type: ignore[override]
+    def with_structured_output(
         self,
         schema: type[BaseModel] | dict[str, Any],
         *,
@@ -272,7 +295,7 @@ class ScriptedChatModel(BaseChatModel):
         """Parse the scripted reply text as JSON into ``schema``."""
         return structured_runnable(self, schema, include_raw=include_raw)
 
-    def bind_tools(  # type: ignore[override]
+    def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Accept tools (their schemas are checked); replies script the tool calls."""
@@ -285,5 +308,3 @@ def forbid_real_models() -> Iterator[None]:
     """Make building a remote model (``openai:``, ``google:``) raise inside the block."""
     with allow_real_models(False):
         yield
-
-

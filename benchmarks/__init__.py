@@ -1,0 +1,1 @@
+"""Benchmarks, run from the repository root with ``python -m benchmarks.<name>``."""

@@ -1,0 +1,330 @@
+"""What each CLI command does."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from reasoning_graphs.cli._graphs import GraphEntry, RunOptions, get_graph
+from reasoning_graphs.cli._output import dumps, err, out, progress_line, to_jsonable
+from reasoning_graphs.errors import ConfigurationError, InputError, UnknownThreadError
+
+__all__ = ["dispatch"]
+
+_FAILED_STOPS = frozenset({"error", "budget", "max_attempts", "no_progress", "needs_human", "step_limit"})
+_MAX_INPUT_BYTES = 10 * 1024 * 1024
+
+
+def _db(args: argparse.Namespace) -> str:
+    return args.db or os.environ.get("REASONING_GRAPHS_DB") or ".reasoning_graphs/checkpoints.sqlite"
+
+
+def _read_text(path: str, what: str) -> str:
+    p = Path(path)
+    try:
+        if p.stat().st_size > _MAX_INPUT_BYTES:
+            raise InputError(f"{what} {path!r} is larger than {_MAX_INPUT_BYTES // 2**20} MiB")
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} {path!r} is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {path!r} is not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path!r} cannot be read: {exc.strerror}") from None
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from reasoning_graphs.models import ModelSettings, resolve
+
+    client = resolve(args.model, ModelSettings(max_tokens=args.max_tokens) if args.max_tokens else None)
+    reply = client.call(args.prompt)
+    if args.json:
+        out(json.dumps({"answer": reply.text, "model": reply.model, "usage": reply.usage.model_dump()}))
+    else:
+        out(reply.text)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from reasoning_graphs.models import PROVIDERS, allow_real_models, model_status
+
+    probes = {"openai": "openai:gpt-4o-mini", "google": "google:gemini-2.5-flash", "local": "local:smollm2"}
+    rows = []
+    with allow_real_models(True):
+        for provider, form in PROVIDERS.items():
+            if provider == "fake":
+                rows.append(
+                    {"provider": provider, "usable": True, "spec": form, "reason": "always (scripted file)"}
+                )
+                continue
+            reason = model_status(probes[provider])
+            if provider == "local" and reason is None:
+                reason = _local_runtime_missing()
+            rows.append(
+                {"provider": provider, "usable": reason is None, "spec": form, "reason": reason or "ready"}
+            )
+    if args.json:
+        out(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            mark = "yes" if row["usable"] else "no "
+            out(f"{mark}  {row['provider']:<7} {row['spec']}\n       {row['reason']}")
+    return 0
+
+
+def _local_runtime_missing() -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed: pip install 'reasoning-graphs[local]'"
+    return None
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from reasoning_graphs.verifiers import from_spec, run_verifier
+
+    verifier = from_spec(args.verifier)
+    candidate = (
+        args.candidate if args.candidate is not None else _read_text(args.candidate_file, "candidate file")
+    )
+    verdict = run_verifier(verifier, candidate, args.task)
+    if args.json:
+        out(verdict.model_dump_json(indent=2))
+    else:
+        out(("PASSED" if verdict.passed else "FAILED") + f" (score {verdict.score:.2f})")
+        if verdict.feedback:
+            out(verdict.feedback)
+    return 0 if verdict.passed else 1
+
+
+def _read_input_file(path: str) -> dict[str, Any]:
+    try:
+        loaded = json.loads(_read_text(path, "input file"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"input file {path!r} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(loaded, dict):
+        raise InputError(f"input file {path!r} must hold a JSON object, not {type(loaded).__name__}")
+    return loaded
+
+
+def _load_input(args: argparse.Namespace, entry: GraphEntry) -> dict[str, Any]:
+    data: dict[str, Any] = _read_input_file(args.input) if args.input else {}
+    for key in ("task", "verifier", "max_calls", "max_tokens"):
+        value = getattr(args, key, None)
+        if value is not None:
+            data[key] = value
+    if isinstance(data.get("verifier"), str):
+        from reasoning_graphs.verifiers import from_spec
+
+        verifier = from_spec(data["verifier"])
+        if not data.get("task"):
+            data["task"] = _dataset_task(verifier) or data.get("task")
+    task = data.get("task")
+    if entry.needs_task and (not isinstance(task, str) or not task.strip()):
+        raise InputError(
+            "missing task: pass --task TEXT, an --input FILE.json with a 'task' string, "
+            "or a dataset verifier such as --verifier mbpp:2"
+        )
+    for key in ("max_calls", "max_tokens"):
+        if key in data and (isinstance(data[key], bool) or not isinstance(data[key], int) or data[key] < 1):
+            raise InputError(f"input field {key!r} must be a positive integer, got {data[key]!r}")
+    return data
+
+
+def _dataset_task(verifier: object) -> str | None:
+    """Return the prompt of the dataset item a verifier checks (mbpp:ID, humaneval:ID)."""
+    from reasoning_graphs.verifiers import HumanEvalTests, MbppTests, load_humaneval, load_mbpp
+
+    if isinstance(verifier, MbppTests):
+        wanted, tasks = f"mbpp/{verifier.task_id}", load_mbpp(verifier.path)
+    elif isinstance(verifier, HumanEvalTests):
+        wanted, tasks = verifier.task_id, load_humaneval(verifier.path)
+    else:
+        return None
+    return next((t.prompt for t in tasks if t.id == wanted), None)
+
+
+def _options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
+    from reasoning_graphs.models import resolve
+
+    roster = [s.strip() for s in args.roster.split(",")] if args.roster else None
+    if roster is not None and not all(roster):
+        raise ConfigurationError(f"--roster {args.roster!r} has an empty entry")
+    for spec in roster or [args.model]:
+        resolve(spec)  # a bad spec or missing credentials fail here, before anything is stored
+    flags = {name: getattr(args, name) for name in ("max_attempts",) if getattr(args, name, None) is not None}
+    stray = sorted(set(flags) - entry.flags)
+    if stray:
+        raise InputError(f"--{stray[0].replace('_', '-')} does not apply to graph {entry.name!r}")
+    return RunOptions(model=args.model, roster=roster, flags=flags)
+
+
+def _stream(compiled: Any, payload: Any, config: dict[str, Any]) -> None:
+    for chunk in compiled.stream(payload, config, stream_mode="updates", durability="sync"):
+        for node, update in chunk.items():
+            if node.startswith("__"):
+                continue
+            err(progress_line(node, update if isinstance(update, dict) else None))
+
+
+def _report(compiled: Any, config: dict[str, Any], graph: str, thread_id: str, as_json: bool) -> int:
+    state = compiled.get_state(config)
+    values = dict(state.values)
+    result: dict[str, Any] = {"thread_id": thread_id, "graph": graph}
+    result |= {k: v for k, v in values.items() if k not in ("outputs", "access", "reads", "budget")}
+    if state.next:
+        result["pending"] = list(state.next)
+    if as_json:
+        out(dumps(result))
+    else:
+        out(f"thread {thread_id} ({graph}): stop_reason={values.get('stop_reason')}")
+        if "passed" in values:
+            out(f"passed: {values['passed']}")
+        usage = values.get("usage")
+        if usage is not None:
+            out(
+                f"usage: {usage.total.calls} calls, {usage.total.input_tokens} in / "
+                f"{usage.total.output_tokens} out tokens"
+            )
+        out("final answer:")
+        out(str(values.get("final_answer")))
+        if state.next:
+            pending = ", ".join(state.next)
+            out(f"unfinished (next: {pending}); run: reasoning-graphs resume --thread {thread_id}")
+    succeeded = (
+        values.get("passed", True) is True
+        and values.get("stop_reason") not in _FAILED_STOPS
+        and values.get("final_answer") is not None
+        and not state.next
+    )
+    return 0 if succeeded else 1
+
+
+def _compile(entry: GraphEntry, options: RunOptions, saver: Any) -> Any:
+    return entry.build(options).compile(checkpointer=saver, name=entry.name)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import open_saver
+
+    entry = get_graph(args.graph)
+    payload = _load_input(args, entry)
+    options = _options(args, entry)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    with open_saver(_db(args)) as saver:
+        config: Any = {"configurable": {"thread_id": thread_id}}
+        if saver.get_tuple(config) is not None:
+            raise InputError(
+                f"thread {thread_id!r} already exists; resume it with 'resume --thread {thread_id}'"
+            )
+        config["metadata"] = {"graph": entry.name, "run_options": json.dumps(options.to_metadata())}
+        compiled = _compile(entry, options, saver)
+        err(f"thread {thread_id}: running {entry.name} on {', '.join(options.roster or [options.model])}")
+        _stream(compiled, payload, config)
+        return _report(compiled, config, entry.name, thread_id, args.json)
+
+
+def _stored_run(saver: Any, thread_id: str) -> tuple[GraphEntry, RunOptions, dict[str, Any]]:
+    config: Any = {"configurable": {"thread_id": thread_id}}
+    stored = saver.get_tuple(config)
+    if stored is None:
+        raise UnknownThreadError(
+            f"no thread {thread_id!r} in this database; list them with 'reasoning-graphs threads'"
+        )
+    meta = stored.metadata or {}
+    entry = get_graph(str(meta.get("graph")))
+    try:
+        options = RunOptions.from_metadata(json.loads(meta.get("run_options") or "{}"))
+    except json.JSONDecodeError:
+        raise InputError(f"thread {thread_id!r} has unreadable run options") from None
+    config["metadata"] = {"graph": entry.name, "run_options": meta.get("run_options", "{}")}
+    return entry, options, config
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import open_saver
+
+    with open_saver(_db(args)) as saver:
+        entry, options, config = _stored_run(saver, args.thread)
+        compiled = _compile(entry, options, saver)
+        if not compiled.get_state(config).next:
+            err(f"thread {args.thread}: already finished")
+        else:
+            err(f"thread {args.thread}: resuming {entry.name}")
+            _stream(compiled, None, config)
+        return _report(compiled, config, entry.name, args.thread, args.json)
+
+
+def cmd_threads(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import list_threads, open_saver
+
+    with open_saver(_db(args)) as saver:
+        threads = list_threads(saver)
+    if args.json:
+        out(dumps(threads))
+        return 0
+    if not threads:
+        out("no threads yet")
+    for t in threads:
+        out(f"{t.thread_id}  {t.graph or '?':<13} {t.status:<11} {t.stop_reason or '-':<13} {t.updated_at}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import history, open_saver
+
+    with open_saver(_db(args)) as saver:
+        items = history(saver, args.thread)
+    if args.json:
+        out(dumps(items))
+        return 0
+    for item in items:
+        data = to_jsonable(item)
+        out("  ".join(f"{k}={v}" for k, v in data.items()))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import open_saver, view_thread
+
+    with open_saver(_db(args)) as saver:
+        if args.as_role:
+            shown: Any = view_thread(saver, args.thread, args.as_role, checkpoint_id=args.checkpoint)
+        else:
+            entry, options, config = _stored_run(saver, args.thread)
+            if args.checkpoint:
+                config["configurable"]["checkpoint_id"] = args.checkpoint
+            state = _compile(entry, options, saver).get_state(config)
+            if not state.values:
+                raise InputError(f"thread {args.thread!r} has no checkpoint {args.checkpoint!r}")
+            shown = {"thread_id": args.thread, "graph": entry.name, "next": list(state.next), **state.values}
+    if args.json:
+        out(dumps(shown))
+    else:
+        from reasoning_graphs.cli._show import render
+
+        out(render(to_jsonable(shown)))
+    return 0
+
+
+_COMMANDS = {
+    "ask": cmd_ask,
+    "models": cmd_models,
+    "verify": cmd_verify,
+    "run": cmd_run,
+    "resume": cmd_resume,
+    "threads": cmd_threads,
+    "history": cmd_history,
+    "show": cmd_show,
+}
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the chosen command."""
+    return _COMMANDS[args.command](args)
