@@ -79,7 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--thread", help="thread id for the new run (default: a fresh id)")
     run.add_argument("--max-calls", type=_positive_int, help="call budget for the run")
     run.add_argument("--max-tokens", type=_positive_int, help="token budget for the run")
-    run.add_argument("--max-attempts", type=_positive_int, help="repair: most attempts")
+    from reasoning_graphs.cli._graphs import FLAGS, GRAPHS
+
+    run.epilog = "graphs: " + "; ".join(f"{g.name}: {g.summary}" for g in GRAPHS.values())
+    for name, flag in FLAGS.items():
+        if flag.kind is bool:
+            run.add_argument(flag.option, dest=name, action="store_true", default=None, help=flag.help)
+        else:
+            run.add_argument(
+                flag.option, dest=name, type=_positive_int if flag.kind is int else str, help=flag.help
+            )
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     db_arg(run)
 

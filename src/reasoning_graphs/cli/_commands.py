@@ -9,13 +9,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from reasoning_graphs.cli._graphs import GraphEntry, RunOptions, get_graph
+from reasoning_graphs.cli._graphs import FLAGS, GraphEntry, RunOptions, get_graph
 from reasoning_graphs.cli._output import dumps, err, out, progress_line, to_jsonable
 from reasoning_graphs.errors import ConfigurationError, InputError, UnknownThreadError
 
 __all__ = ["dispatch"]
 
-_FAILED_STOPS = frozenset({"error", "budget", "max_attempts", "no_progress", "needs_human", "step_limit"})
+_FAILED_STOPS = frozenset(
+    {"error", "budget", "max_attempts", "no_progress", "needs_human", "step_limit", "inconclusive"}
+)
 _MAX_INPUT_BYTES = 10 * 1024 * 1024
 
 
@@ -158,10 +160,10 @@ def _options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
         raise ConfigurationError(f"--roster {args.roster!r} has an empty entry")
     for spec in roster or [args.model]:
         resolve(spec)  # a bad spec or missing credentials fail here, before anything is stored
-    flags = {name: getattr(args, name) for name in ("max_attempts",) if getattr(args, name, None) is not None}
+    flags = {name: getattr(args, name) for name in FLAGS if getattr(args, name, None) is not None}
     stray = sorted(set(flags) - entry.flags)
     if stray:
-        raise InputError(f"--{stray[0].replace('_', '-')} does not apply to graph {entry.name!r}")
+        raise InputError(f"{FLAGS[stray[0]].option} does not apply to graph {entry.name!r}")
     return RunOptions(model=args.model, roster=roster, flags=flags)
 
 
@@ -173,13 +175,19 @@ def _stream(compiled: Any, payload: Any, config: dict[str, Any]) -> None:
             err(progress_line(node, update if isinstance(update, dict) else None))
 
 
-def _report(compiled: Any, config: dict[str, Any], graph: str, thread_id: str, as_json: bool) -> int:
+def _report(compiled: Any, config: Any, entry: GraphEntry, options: RunOptions, as_json: bool) -> int:
     state = compiled.get_state(config)
     values = dict(state.values)
+    graph, thread_id = entry.name, config["configurable"]["thread_id"]
     result: dict[str, Any] = {"thread_id": thread_id, "graph": graph}
     result |= {k: v for k, v in values.items() if k not in ("outputs", "access", "reads", "budget")}
     if state.next:
         result["pending"] = list(state.next)
+    elif entry.after is not None:
+        written = entry.after(values, options)
+        if written:
+            result["reports"] = written
+            err("wrote " + ", ".join(written))
     if as_json:
         out(dumps(result))
     else:
@@ -226,8 +234,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         config["metadata"] = {"graph": entry.name, "run_options": json.dumps(options.to_metadata())}
         compiled = _compile(entry, options, saver)
         err(f"thread {thread_id}: running {entry.name} on {', '.join(options.roster or [options.model])}")
-        _stream(compiled, payload, config)
-        return _report(compiled, config, entry.name, thread_id, args.json)
+        try:
+            _stream(compiled, payload, config)
+        except InputError:
+            # The graph rejected its input before doing any work: the new thread holds nothing.
+            saver.delete_thread(thread_id)
+            raise
+        return _report(compiled, config, entry, options, args.json)
 
 
 def _stored_run(saver: Any, thread_id: str) -> tuple[GraphEntry, RunOptions, dict[str, Any]]:
@@ -258,7 +271,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         else:
             err(f"thread {args.thread}: resuming {entry.name}")
             _stream(compiled, None, config)
-        return _report(compiled, config, entry.name, args.thread, args.json)
+        return _report(compiled, config, entry, options, args.json)
 
 
 def cmd_threads(args: argparse.Namespace) -> int:

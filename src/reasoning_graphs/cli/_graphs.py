@@ -1,17 +1,47 @@
-"""The graphs the CLI can run, and how flags become a graph and its input."""
+"""The graphs the CLI can run, and how flags become a graph, its input and its reports."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.graph import StateGraph
 
 from reasoning_graphs.errors import InputError
-from reasoning_graphs.graphs.repair import RepairSettings, build_repair_graph
 
-__all__ = ["GRAPHS", "GraphEntry", "RunOptions", "get_graph"]
+__all__ = ["FLAGS", "GRAPHS", "Flag", "GraphEntry", "RunOptions", "get_graph"]
+
+AnyGraph = StateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A graph-specific ``run`` flag."""
+
+    option: str
+    """The command-line option."""
+    help: str
+    """One line of help."""
+    kind: type = int
+    """``int``, ``str`` or ``bool`` (a switch)."""
+
+
+FLAGS: dict[str, Flag] = {
+    "max_attempts": Flag("--max-attempts", "repair: most attempts"),
+    "beam_width": Flag("--beam", "tot: beam width"),
+    "breadth": Flag("--breadth", "tot: proposals per frontier node"),
+    "max_depth": Flag("--depth", "tot: most steps"),
+    "value_samples": Flag("--samples", "tot: value samples per node"),
+    "kind": Flag("--kind", "tot: built-in task (game24 or gsm8k)", str),
+    "rounds": Flag("--rounds", "dialectic / debate: most rounds"),
+    "config": Flag("--config", "debate: JSON configuration file", str),
+    "max_claims": Flag("--max-claims", "adversarial: most claims per case"),
+    "rebuttal": Flag("--rebuttal", "adversarial: add a rebuttal round", bool),
+    "max_view_attempts": Flag("--max-view-attempts", "perspectives: tries per view"),
+    "out": Flag("--out", "perspectives: folder for report.json, report.md, matrix.csv", str),
+}
+"""Every graph-specific flag, by the name it has in :attr:`RunOptions.flags`."""
 
 
 @dataclass(frozen=True)
@@ -23,14 +53,14 @@ class RunOptions:
     roster: list[str] | None = None
     """The roster (``--roster``), if any."""
     flags: dict[str, Any] = field(default_factory=dict)
-    """Graph-specific flags that were given (e.g. ``max_attempts``)."""
+    """Graph-specific flags that were given."""
 
     def to_metadata(self) -> dict[str, Any]:
         """Return a JSON-ready form for checkpoint metadata."""
         return {"model": self.model, "roster": self.roster, "flags": self.flags}
 
     @classmethod
-    def from_metadata(cls, data: dict[str, Any]) -> RunOptions:
+    def from_metadata(cls, data: Mapping[str, Any]) -> RunOptions:
         """Rebuild options stored by :meth:`to_metadata`."""
         return cls(
             model=str(data.get("model")), roster=data.get("roster"), flags=dict(data.get("flags") or {})
@@ -44,18 +74,54 @@ class GraphEntry:
     name: str
     """The name ``run NAME`` takes."""
     summary: str
-    """One line for ``run --help``."""
-    build: Callable[[RunOptions], StateGraph[Any, Any, Any, Any]]
+    """One line for help."""
+    build: Callable[[RunOptions], AnyGraph]
     """Build the uncompiled graph from options."""
     flags: frozenset[str] = frozenset()
-    """Graph-specific flags it accepts."""
+    """Graph-specific flags it accepts (keys of :data:`FLAGS`)."""
     needs_task: bool = True
     """Whether the input must contain a ``task``."""
+    after: Callable[[Mapping[str, Any], RunOptions], list[str]] | None = None
+    """Write reports after a finished run; returns the paths written."""
 
 
-def _repair(o: RunOptions) -> StateGraph[Any, Any, Any, Any]:
+def _repair(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import RepairSettings, build_repair_graph
+
     settings = RepairSettings(max_attempts=int(o.flags.get("max_attempts", 3)))
     return build_repair_graph(model=o.model, roster=o.roster, settings=settings)
+
+
+def _tot(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import ToTSettings, build_tree_of_thoughts_graph
+
+    names = {"beam_width", "breadth", "max_depth", "value_samples"}
+    values: dict[str, Any] = {k: v for k, v in o.flags.items() if k in names}
+    if "kind" in o.flags:
+        values["task"] = o.flags["kind"]
+    return build_tree_of_thoughts_graph(model=o.model, roster=o.roster, settings=ToTSettings(**values))
+
+
+def _adversarial(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import AdversarialSettings, build_adversarial_graph
+
+    values = {k: v for k, v in o.flags.items() if k in {"max_claims", "rebuttal"}}
+    return build_adversarial_graph(model=o.model, roster=o.roster, settings=AdversarialSettings(**values))
+
+
+def _perspectives(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import PerspectivesSettings, build_perspectives_graph
+
+    values = {k: v for k, v in o.flags.items() if k in {"max_view_attempts"}}
+    return build_perspectives_graph(model=o.model, roster=o.roster, settings=PerspectivesSettings(**values))
+
+
+def _perspectives_report(values: Mapping[str, Any], o: RunOptions) -> list[str]:
+    from reasoning_graphs.graphs import write_perspectives_report
+
+    if not o.flags.get("out") or values.get("matrix") is None:
+        return []
+    return [str(p) for p in write_perspectives_report(values, o.flags["out"]).values()]
 
 
 GRAPHS: dict[str, GraphEntry] = {
@@ -64,6 +130,26 @@ GRAPHS: dict[str, GraphEntry] = {
         "generate, verify, repair against every failure until it passes",
         _repair,
         frozenset({"max_attempts"}),
+    ),
+    "tot": GraphEntry(
+        "tot",
+        "tree of thoughts: propose, value, keep a beam; verifier-gated answer",
+        _tot,
+        frozenset({"beam_width", "breadth", "max_depth", "value_samples", "kind"}),
+    ),
+    "adversarial": GraphEntry(
+        "adversarial",
+        "pro and con advocates with checked quotations, blind arbitration in both orders",
+        _adversarial,
+        frozenset({"max_claims", "rebuttal"}),
+    ),
+    "perspectives": GraphEntry(
+        "perspectives",
+        "independent role views, a comparison matrix computed in code, a synthesis, reports",
+        _perspectives,
+        frozenset({"max_view_attempts", "out"}),
+        needs_task=False,
+        after=_perspectives_report,
     ),
 }
 """Every graph ``run`` knows, by name."""

@@ -12,6 +12,35 @@ Compile with the checkpointer you want::
 
 from __future__ import annotations
 
+from reasoning_graphs.graphs._perspectives_report import to_csv as perspectives_to_csv
+from reasoning_graphs.graphs._perspectives_report import to_json as perspectives_to_json
+from reasoning_graphs.graphs._perspectives_report import to_markdown as perspectives_to_markdown
+from reasoning_graphs.graphs._perspectives_report import write_report as write_perspectives_report
+from reasoning_graphs.graphs.adversarial import AdversarialSettings, build_adversarial_graph
+from reasoning_graphs.graphs.perspectives import PerspectivesSettings, build_perspectives_graph
 from reasoning_graphs.graphs.repair import RepairSettings, build_repair_graph
+from reasoning_graphs.graphs.tree_of_thoughts import (
+    BUILTIN_TASKS,
+    ThoughtTask,
+    ToTSettings,
+    build_tree_of_thoughts_graph,
+    render_tree,
+)
 
-__all__ = ["RepairSettings", "build_repair_graph"]
+__all__ = [
+    "BUILTIN_TASKS",
+    "AdversarialSettings",
+    "PerspectivesSettings",
+    "RepairSettings",
+    "ThoughtTask",
+    "ToTSettings",
+    "build_adversarial_graph",
+    "build_perspectives_graph",
+    "build_repair_graph",
+    "build_tree_of_thoughts_graph",
+    "perspectives_to_csv",
+    "perspectives_to_json",
+    "perspectives_to_markdown",
+    "render_tree",
+    "write_perspectives_report",
+]
