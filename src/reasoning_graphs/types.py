@@ -155,9 +155,9 @@ class Attempt(Frozen):
 class Critique(Frozen):
     """A critic's structured reading of a candidate."""
 
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list, max_length=8)
     """Concrete problems found, most important first; empty when none."""
-    suggestions: list[str] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list, max_length=8)
     """Concrete changes that would fix the problems."""
     acceptable: bool = False
     """True when the candidate needs no further change."""

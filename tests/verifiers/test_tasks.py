@@ -187,3 +187,8 @@ def test_gsm8k_answers_in_model_styles() -> None:
         assert verifier(reply).passed, reply
     with pytest.raises(InputError, match="'####'"):
         gsm8k_final_answer("no final answer")
+
+
+def test_verifiers_know_their_prompt(humaneval: list[Task], mbpp: list[Task]) -> None:
+    for task in (humaneval[3], mbpp[5]):
+        assert task.prompt == task.verifier.prompt  # type: ignore[attr-defined]

@@ -215,7 +215,16 @@ def _report(compiled: Any, config: Any, entry: GraphEntry, options: RunOptions, 
 
 
 def _compile(entry: GraphEntry, options: RunOptions, saver: Any) -> Any:
-    return entry.build(options).compile(checkpointer=saver, name=entry.name)
+    from pydantic import ValidationError
+
+    try:
+        graph = entry.build(options)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"bad option for graph {entry.name!r}: {problems}") from None
+    except ValueError as exc:
+        raise InputError(f"bad option for graph {entry.name!r}: {exc}") from None
+    return graph.compile(checkpointer=saver, name=entry.name)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -34,6 +34,11 @@ FLAGS: dict[str, Flag] = {
     "max_depth": Flag("--depth", "tot: most steps"),
     "value_samples": Flag("--samples", "tot: value samples per node"),
     "kind": Flag("--kind", "tot: built-in task (game24 or gsm8k)", str),
+    "max_refinements": Flag("--refinements", "self_refine: most refine steps"),
+    "policy": Flag("--policy", "self_refine: last, plurality, convergence or checker", str),
+    "answer_format": Flag("--answer-format", "self_refine: text or number", str),
+    "drafts": Flag("--drafts", "reflection: how many drafts to gather"),
+    "no_access_lists": Flag("--no-access-lists", "reflection: every stage sees everything", bool),
     "rounds": Flag("--rounds", "dialectic / debate: most rounds"),
     "config": Flag("--config", "debate: JSON configuration file", str),
     "max_claims": Flag("--max-claims", "adversarial: most claims per case"),
@@ -92,6 +97,29 @@ def _repair(o: RunOptions) -> AnyGraph:
     return build_repair_graph(model=o.model, roster=o.roster, settings=settings)
 
 
+def _self_refine(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import SelfRefineSettings, build_self_refine_graph
+
+    values = {k: v for k, v in o.flags.items() if k in {"max_refinements", "policy", "answer_format"}}
+    return build_self_refine_graph(model=o.model, roster=o.roster, settings=SelfRefineSettings(**values))
+
+
+def _reflection(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import ReflectionSettings, build_reflection_graph
+
+    values: dict[str, Any] = {"access_lists": not o.flags.get("no_access_lists", False)}
+    if "drafts" in o.flags:
+        values["drafts"] = o.flags["drafts"]
+    return build_reflection_graph(model=o.model, roster=o.roster, settings=ReflectionSettings(**values))
+
+
+def _dialectic(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import DialecticSettings, build_dialectic_graph
+
+    values = {"max_rounds": o.flags["rounds"]} if "rounds" in o.flags else {}
+    return build_dialectic_graph(model=o.model, roster=o.roster, settings=DialecticSettings(**values))
+
+
 def _tot(o: RunOptions) -> AnyGraph:
     from reasoning_graphs.graphs import ToTSettings, build_tree_of_thoughts_graph
 
@@ -130,6 +158,24 @@ GRAPHS: dict[str, GraphEntry] = {
         "generate, verify, repair against every failure until it passes",
         _repair,
         frozenset({"max_attempts"}),
+    ),
+    "self_refine": GraphEntry(
+        "self_refine",
+        "generate, critique, refine; select by last, plurality, convergence or a checker",
+        _self_refine,
+        frozenset({"max_refinements", "policy", "answer_format"}),
+    ),
+    "reflection": GraphEntry(
+        "reflection",
+        "gather drafts across a roster, frame, critique, synthesize (access lists on)",
+        _reflection,
+        frozenset({"drafts", "no_access_lists"}),
+    ),
+    "dialectic": GraphEntry(
+        "dialectic",
+        "thesis, antithesis, synthesis, judged each round until the judge stops it",
+        _dialectic,
+        frozenset({"rounds"}),
     ),
     "tot": GraphEntry(
         "tot",

@@ -17,8 +17,11 @@ from reasoning_graphs.graphs._perspectives_report import to_json as perspectives
 from reasoning_graphs.graphs._perspectives_report import to_markdown as perspectives_to_markdown
 from reasoning_graphs.graphs._perspectives_report import write_report as write_perspectives_report
 from reasoning_graphs.graphs.adversarial import AdversarialSettings, build_adversarial_graph
+from reasoning_graphs.graphs.dialectic import DialecticSettings, build_dialectic_graph
 from reasoning_graphs.graphs.perspectives import PerspectivesSettings, build_perspectives_graph
+from reasoning_graphs.graphs.reflection import ReflectionSettings, build_reflection_graph
 from reasoning_graphs.graphs.repair import RepairSettings, build_repair_graph
+from reasoning_graphs.graphs.self_refine import SelectionPolicy, SelfRefineSettings, build_self_refine_graph
 from reasoning_graphs.graphs.tree_of_thoughts import (
     BUILTIN_TASKS,
     ThoughtTask,
@@ -30,13 +33,20 @@ from reasoning_graphs.graphs.tree_of_thoughts import (
 __all__ = [
     "BUILTIN_TASKS",
     "AdversarialSettings",
+    "DialecticSettings",
     "PerspectivesSettings",
+    "ReflectionSettings",
     "RepairSettings",
+    "SelectionPolicy",
+    "SelfRefineSettings",
     "ThoughtTask",
     "ToTSettings",
     "build_adversarial_graph",
+    "build_dialectic_graph",
     "build_perspectives_graph",
+    "build_reflection_graph",
     "build_repair_graph",
+    "build_self_refine_graph",
     "build_tree_of_thoughts_graph",
     "perspectives_to_csv",
     "perspectives_to_json",

@@ -178,12 +178,21 @@ class PythonTests:
             raise InputError(f"the tests in {where!r} do not parse: {exc.msg} (line {exc.lineno})") from exc
 
     @classmethod
-    def from_file(cls, path: str, **options: object) -> PythonTests:
+    def from_file(
+        cls,
+        path: str,
+        *,
+        setup: str = "",
+        limits: SandboxLimits | None = None,
+        strict_types: bool = True,
+    ) -> PythonTests:
         """Build the verifier from a test file.
 
         Args:
             path: A Python file of asserts, check calls or ``test*`` functions.
-            **options: Other fields (``setup``, ``limits``, ``strict_types`` ...).
+            setup: Code run before the candidate and the tests.
+            limits: Sandbox limits (default ``SandboxLimits()``).
+            strict_types: See the field of the same name.
 
         Returns:
             The verifier.
@@ -195,7 +204,7 @@ class PythonTests:
             tests = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the test file {path!r}: {exc}") from exc
-        return cls(tests, path, **options)  # type: ignore[arg-type]
+        return cls(tests, path, setup, limits=limits or SandboxLimits(), strict_types=strict_types)
 
     @property
     def spec(self) -> str:

@@ -152,6 +152,11 @@ class HumanEvalTests:
         """``humaneval:HumanEval/N`` (with ``@PATH`` when a path was given)."""
         return _spec("humaneval", self.task_id, self.path)
 
+    @property
+    def prompt(self) -> str:
+        """The task's prompt: the function's signature and docstring."""
+        return str(self.record["prompt"])
+
     def program(self, candidate: str) -> str:
         """Return the code that runs: the prompt, then the candidate's completion or function."""
         prompt, entry_point = self.record["prompt"], self.record["entry_point"]
@@ -195,6 +200,12 @@ class MbppTests:
         """``mbpp:N`` (with ``@PATH`` when a path was given)."""
         return _spec("mbpp", self.task_id, self.path)
 
+    @property
+    def prompt(self) -> str:
+        """The task's prompt as in the MBPP paper: the description, then the asserts to pass."""
+        tests = "\n".join(self.record["test_list"])
+        return f"{self.record['prompt']}\nYour code should pass these tests:\n\n{tests}"
+
     def __call__(self, candidate: str, task: str = "") -> Verdict:
         """Run the task's asserts against the candidate (its ``test_imports`` run first)."""
         exports = tuple(
@@ -221,15 +232,13 @@ def load_humaneval(path: str | None = None) -> list[Task]:
     Returns:
         The tasks, in file order.
     """
-    return [
-        Task(
-            r["task_id"],
-            r["prompt"],
-            HumanEvalTests(r["task_id"], path),
-            r["prompt"] + r["canonical_solution"],
+    tasks = []
+    for record in _records(HUMANEVAL_FILE, path):
+        verifier = HumanEvalTests(record["task_id"], path)
+        tasks.append(
+            Task(verifier.task_id, verifier.prompt, verifier, record["prompt"] + record["canonical_solution"])
         )
-        for r in _records(HUMANEVAL_FILE, path)
-    ]
+    return tasks
 
 
 def load_mbpp(path: str | None = None) -> list[Task]:
@@ -241,15 +250,11 @@ def load_mbpp(path: str | None = None) -> list[Task]:
     Returns:
         The tasks, in file order.
     """
-    return [
-        Task(
-            f"mbpp/{r['task_id']}",
-            f"{r['prompt']}\nYour code should pass these tests:\n\n" + "\n".join(r["test_list"]),
-            MbppTests(r["task_id"], path),
-            r["code"],
-        )
-        for r in _records(MBPP_FILE, path)
-    ]
+    tasks = []
+    for record in _records(MBPP_FILE, path):
+        verifier = MbppTests(record["task_id"], path)
+        tasks.append(Task(f"mbpp/{verifier.task_id}", verifier.prompt, verifier, record["code"]))
+    return tasks
 
 
 def gsm8k_final_answer(solution: str) -> str:
