@@ -230,6 +230,13 @@ def test_plain_answer_reports_usage_and_metadata(model: LocalChatModel) -> None:
 
 
 @pytest.mark.local_model
+def test_chat_template_comes_from_the_gguf_metadata(model: LocalChatModel) -> None:
+    llama = model.load_llama()
+    assert llama.chat_format == "chat_template.default"
+    assert "<|im_start|>" in llama.metadata["tokenizer.chat_template"]
+
+
+@pytest.mark.local_model
 def test_load_is_cached_per_file_and_settings(model: LocalChatModel) -> None:
     llama = model.load_llama()
     again = LocalChatModel(model_path=str(smollm2_path()), temperature=0.7)

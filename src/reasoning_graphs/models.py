@@ -5,10 +5,11 @@ A provider string picks a model: ``openai:MODEL`` (any OpenAI-compatible server 
 (embedded llama.cpp, default ``local:smollm2``) and ``fake:PATH.json`` (a scripted fake, see
 :mod:`reasoning_graphs.testing`). Specs are validated before any call.
 
-:class:`ModelClient` is the seam: text or messages and an optional pydantic schema in; the parsed
-value, usage and model id out. It retries transient errors with bounded backoff, fails fast on
-authentication and invalid-request errors, re-prompts schema violations with the validation
-error attached, and counts every call (unknown usage is counted as unknown, never as zero).
+:class:`ModelClient` is the seam: text or messages and an optional pydantic schema (or tools) in;
+the parsed value (or the message with its tool calls), usage and model id out. It retries
+transient errors with bounded backoff, fails fast on authentication and invalid-request errors,
+re-prompts schema violations with the validation error attached, and counts every call (unknown
+usage is counted as unknown, never as zero).
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ def _openai(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
     kwargs: dict[str, Any] = {"model": parsed.name, "api_key": key or "not-needed"}
     if base_url:
         kwargs |= {"base_url": base_url, "stream_usage": True}
+        if s.max_tokens is not None:
+            # Compatible servers (llama.cpp's among them) ignore max_completion_tokens.
+            kwargs["extra_body"] = {"max_tokens": s.max_tokens}
     options = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed}
     kwargs |= {k: v for k, v in options.items() if v is not None}
     # Retries are the seam's job: one policy, counted in the ledger.
@@ -353,6 +357,8 @@ class ModelClient:
         schema: type[T],
         system: str | None = ...,
         max_calls: int | None = ...,
+        tools: None = ...,
+        tool_choice: None = ...,
     ) -> ModelReply[T]: ...
     @overload
     async def acall(
@@ -362,6 +368,19 @@ class ModelClient:
         schema: None = ...,
         system: str | None = ...,
         max_calls: int | None = ...,
+        tools: Sequence[Any] | None = ...,
+        tool_choice: str | dict[str, Any] | None = ...,
+    ) -> ModelReply[Any]: ...
+    @overload
+    async def acall(
+        self,
+        prompt: str | Sequence[BaseMessage],
+        *,
+        schema: type[T] | None = ...,
+        system: str | None = ...,
+        max_calls: int | None = ...,
+        tools: Sequence[Any] | None = ...,
+        tool_choice: str | dict[str, Any] | None = ...,
     ) -> ModelReply[Any]: ...
     async def acall(
         self,
@@ -370,6 +389,8 @@ class ModelClient:
         schema: type[T] | None = None,
         system: str | None = None,
         max_calls: int | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply[Any]:
         """Ask the model, asynchronously.
 
@@ -379,13 +400,20 @@ class ModelClient:
             system: an optional system message put first.
             max_calls: most calls this request may make (retries and repairs included); the
                 budget allowance a router computed for this step.
+            tools: LangChain tools (or anything ``bind_tools`` accepts) the model may call in
+                this turn. The reply's ``message`` then carries the tool calls and ``value`` is
+                its text; the caller runs the tools (see ``reasoning_graphs.nodes.tools``).
+            tool_choice: passed to ``bind_tools`` when given (``"auto"``, a tool name ...).
 
         Raises:
+            ValueError: both ``schema`` and ``tools`` were given (ask for the schema in a
+                separate call after the tool turns).
             ModelError: a non-retryable error, or retries ran out (``.usage`` says what was spent).
             SchemaError: every repair still broke the schema.
             BudgetExceeded: ``max_calls`` ran out before a valid reply.
         """
-        return await self._run(_as_messages(prompt, system), schema, max_calls, _async_io)
+        runnable = self._runnable(schema, tools, tool_choice)
+        return await self._run(_as_messages(prompt, system), runnable, schema, max_calls, _async_io)
 
     def call(
         self,
@@ -394,11 +422,14 @@ class ModelClient:
         schema: type[T] | None = None,
         system: str | None = None,
         max_calls: int | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelReply[Any]:
         """Ask the model synchronously (same contract as :meth:`acall`)."""
+        runnable = self._runnable(schema, tools, tool_choice)
         # The sync path never suspends, so the coroutine runs to completion in one step, with
         # no event loop: safe inside notebooks and LangGraph's worker threads alike.
-        coro = self._run(_as_messages(prompt, system), schema, max_calls, _sync_io)
+        coro = self._run(_as_messages(prompt, system), runnable, schema, max_calls, _sync_io)
         try:
             coro.send(None)
         except StopIteration as done:
@@ -406,17 +437,33 @@ class ModelClient:
         coro.close()
         raise RuntimeError("the synchronous model path suspended; this is a bug")
 
+    def _runnable(
+        self,
+        schema: type[T] | None,
+        tools: Sequence[Any] | None,
+        tool_choice: str | dict[str, Any] | None,
+    ) -> Any:
+        if tools:
+            if schema is not None:
+                raise ValueError(
+                    "schema and tools cannot be combined in one call; run the tool turns, then ask "
+                    "for the schema in a final call without tools"
+                )
+            options: dict[str, Any] = {} if tool_choice is None else {"tool_choice": tool_choice}
+            return self.model.bind_tools(list(tools), **options)
+        if schema is None:
+            return self.model
+        return self.model.with_structured_output(schema, include_raw=True)
+
     async def _run(
         self,
         messages: list[BaseMessage],
+        runnable: Any,
         schema: type[T] | None,
         max_calls: int | None,
         io: _IO,
     ) -> ModelReply[Any]:
         spent = UsageCounts()
-        runnable: Any = (
-            self.model if schema is None else self.model.with_structured_output(schema, include_raw=True)
-        )
         for repair in range(self.max_schema_repairs + 1):
             out, spent = await self._invoke_with_retry(runnable, messages, spent, max_calls, io)
             if schema is None:
