@@ -89,7 +89,7 @@ def test_checker_policy_without_a_checker_asks_the_model(saver: Any) -> None:
 def _by_prompt(messages: Any) -> str:
     text = " ".join(str(m.content) for m in messages)
     if "Score the response" in text:
-        return json.dumps({"scores": {"correctness": 9 if "Response:\n42" in text else 2}})
+        return json.dumps({"correctness": 9 if "Response:\n42" in text else 2})
     if "Find concrete problems" in text:
         return critique("check it")
     if "previous answer" in text:

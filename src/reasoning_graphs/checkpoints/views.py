@@ -5,7 +5,9 @@ graph later can never leak through it. It holds:
 
 - ``role`` and ``policy``: the reader and its own access policy (``sees`` patterns, ``blind``);
 - ``outputs``: the outputs its policy permits (:func:`~reasoning_graphs.access.project_outputs`);
-  for a blind policy each output drops its producing ``role`` and ``model``;
+  for a blind policy each output drops its producing ``role`` and ``model``, and a label whose
+  suffix names a side or a role (``case:pro``) is shown under a neutral slot (``case:slot-1``),
+  numbered in an order keyed to the run's task, so the slot does not reveal the side;
 - ``reads``: the role's own read records, limited to labels its policy permits;
 - ``stop_reason``: only when it is one of the closed :data:`~reasoning_graphs.types.StopReason`
   words (free text could quote anything).
@@ -17,6 +19,7 @@ other roles' read records, and every graph-specific key. A view is plain JSON da
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any, get_args
 
@@ -40,6 +43,20 @@ def _policies(values: Mapping[str, Any]) -> dict[str, AccessPolicy]:
         return {str(role): AccessPolicy.model_validate(policy) for role, policy in raw.items()}
     except (AttributeError, ValidationError) as exc:
         raise CheckpointError(f"the state's access lists cannot be read: {exc}") from exc
+
+
+def _blind_labels(labels: list[str], salt: str) -> dict[str, str]:
+    """Map labels with a named suffix (``case:pro``) to neutral slots; numeric suffixes stay."""
+    named: dict[str, list[str]] = {}
+    for label in labels:
+        prefix, sep, suffix = label.partition(":")
+        if sep and not suffix.replace(".", "").isdigit():
+            named.setdefault(prefix, []).append(label)
+    mapping = {label: label for label in labels}
+    for prefix, group in named.items():
+        ordered = sorted(group, key=lambda lb: hashlib.sha256(f"{salt}\0{lb}".encode()).hexdigest())
+        mapping |= {label: f"{prefix}:slot-{i}" for i, label in enumerate(ordered, start=1)}
+    return mapping
 
 
 def roles(values: Mapping[str, Any]) -> list[str]:
@@ -73,15 +90,20 @@ def view(values: Mapping[str, Any], as_role: str) -> dict[str, Any]:
         raise CheckpointError(f"the state's outputs or read records cannot be read: {exc}") from exc
     hidden = _BLIND_HIDDEN if policy.blind else frozenset()
     stop_reason = values.get("stop_reason")
+    shown = project_outputs(outputs, policy)
+    task = outputs.get("task")
+    rename = _blind_labels(list(shown), task.text if task else "") if policy.blind else {lb: lb for lb in shown}
+    rendered = {}
+    for label, out in shown.items():
+        data = out.model_dump(mode="json", exclude=set(hidden))
+        data["label"] = rename[label]
+        rendered[rename[label]] = data
     return {
         "role": as_role,
         "policy": policy.model_dump(mode="json"),
-        "outputs": {
-            label: out.model_dump(mode="json", exclude=set(hidden))
-            for label, out in project_outputs(outputs, policy).items()
-        },
+        "outputs": dict(sorted(rendered.items())),
         "reads": [
-            {"node": r.node, "labels": [label for label in r.labels if matches(label, policy.sees)]}
+            {"node": r.node, "labels": [rename.get(lb, lb) for lb in r.labels if matches(lb, policy.sees)]}
             for r in reads
             if r.node == as_role
         ],

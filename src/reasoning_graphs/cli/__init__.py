@@ -112,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--checkpoint", help="an earlier checkpoint id (see 'history')")
     show.add_argument("--json", action="store_true")
     db_arg(show)
+
+    evaluate = sub.add_parser("evaluate", help="score a finished run against a rubric with evaluator agents")
+    evaluate.add_argument("--thread", required=True, help="the finished run to evaluate")
+    evaluate.add_argument("--config", help="evaluation JSON (agents, includeTranscript, budget)")
+    evaluate.add_argument("--output", help="write here: .json for per-agent JSON, else a Markdown table")
+    evaluate.add_argument("--model", default=DEFAULT_MODEL, help="evaluators' default model")
+    evaluate.add_argument("--roster", help="comma-separated provider strings for the evaluators")
+    db_arg(evaluate)
     return parser
 
 

@@ -127,6 +127,11 @@ def _load_input(args: argparse.Namespace, entry: GraphEntry) -> dict[str, Any]:
         verifier = from_spec(data["verifier"])
         if not data.get("task"):
             data["task"] = _dataset_task(verifier) or data.get("task")
+    if getattr(args, "answers", None):
+        answers = _read_input_file(args.answers)
+        if not all(isinstance(v, str) for v in answers.values()):
+            raise InputError(f"answers file {args.answers!r} must map questions to answer strings")
+        data["answers"] = answers
     task = data.get("task")
     if entry.needs_task and (not isinstance(task, str) or not task.strip()):
         raise InputError(
@@ -164,6 +169,10 @@ def _options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
     stray = sorted(set(flags) - entry.flags)
     if stray:
         raise InputError(f"{FLAGS[stray[0]].option} does not apply to graph {entry.name!r}")
+    for key in ("config", "out"):
+        if key in flags:  # stored with the thread: make resume independent of the directory
+            flags[key] = os.path.abspath(flags[key])
+    flags.pop("answers", None)  # input, not a build option
     return RunOptions(model=args.model, roster=roster, flags=flags)
 
 
@@ -335,6 +344,37 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from reasoning_graphs.checkpoints import open_saver
+    from reasoning_graphs.graphs import (
+        DebateConfig,
+        EvaluationConfig,
+        build_evaluation_graph,
+        evaluation_input,
+        evaluation_to_json,
+        evaluation_to_markdown,
+        render_transcript,
+    )
+
+    config = EvaluationConfig.from_file(args.config) if args.config else EvaluationConfig()
+    with open_saver(_db(args)) as saver:
+        entry, options, run_config = _stored_run(saver, args.thread)
+        values = dict(_compile(entry, options, saver).get_state(run_config).values)
+    transcript = render_transcript(values) if isinstance(values.get("config"), DebateConfig) else None
+    payload = evaluation_input(values, transcript=transcript)
+    roster = [s.strip() for s in args.roster.split(",")] if args.roster else None
+    graph = build_evaluation_graph(config=config, model=args.model, roster=roster).compile(name="evaluation")
+    result = dict(graph.invoke(payload))
+    as_json = bool(args.output and args.output.endswith(".json"))
+    text = json.dumps(evaluation_to_json(result), indent=2) if as_json else evaluation_to_markdown(result)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        err(f"wrote {args.output}")
+    else:
+        out(text)
+    return 0 if result.get("stop_reason") == "completed" else 1
+
+
 _COMMANDS = {
     "ask": cmd_ask,
     "models": cmd_models,
@@ -344,6 +384,7 @@ _COMMANDS = {
     "threads": cmd_threads,
     "history": cmd_history,
     "show": cmd_show,
+    "evaluate": cmd_evaluate,
 }
 
 

@@ -41,6 +41,7 @@ FLAGS: dict[str, Flag] = {
     "no_access_lists": Flag("--no-access-lists", "reflection: every stage sees everything", bool),
     "rounds": Flag("--rounds", "dialectic / debate: most rounds"),
     "config": Flag("--config", "debate: JSON configuration file", str),
+    "answers": Flag("--answers", "debate: JSON file answering the agents' clarifying questions", str),
     "max_claims": Flag("--max-claims", "adversarial: most claims per case"),
     "rebuttal": Flag("--rebuttal", "adversarial: add a rebuttal round", bool),
     "max_view_attempts": Flag("--max-view-attempts", "perspectives: tries per view"),
@@ -120,6 +121,15 @@ def _dialectic(o: RunOptions) -> AnyGraph:
     return build_dialectic_graph(model=o.model, roster=o.roster, settings=DialecticSettings(**values))
 
 
+def _debate(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import DebateConfig, build_debate_graph
+
+    config = DebateConfig.from_file(o.flags["config"]) if o.flags.get("config") else DebateConfig()
+    if o.flags.get("rounds") is not None:
+        config = config.with_rounds(int(o.flags["rounds"]))
+    return build_debate_graph(config=config, model=o.model, roster=o.roster)
+
+
 def _tot(o: RunOptions) -> AnyGraph:
     from reasoning_graphs.graphs import ToTSettings, build_tree_of_thoughts_graph
 
@@ -182,6 +192,12 @@ GRAPHS: dict[str, GraphEntry] = {
         "tree of thoughts: propose, value, keep a beam; verifier-gated answer",
         _tot,
         frozenset({"beam_width", "breadth", "max_depth", "value_samples", "kind"}),
+    ),
+    "debate": GraphEntry(
+        "debate",
+        "role agents propose independently, critique and refine over rounds; a judge synthesizes",
+        _debate,
+        frozenset({"config", "rounds", "answers"}),
     ),
     "adversarial": GraphEntry(
         "adversarial",

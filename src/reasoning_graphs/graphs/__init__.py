@@ -17,7 +17,11 @@ from reasoning_graphs.graphs._perspectives_report import to_json as perspectives
 from reasoning_graphs.graphs._perspectives_report import to_markdown as perspectives_to_markdown
 from reasoning_graphs.graphs._perspectives_report import write_report as write_perspectives_report
 from reasoning_graphs.graphs.adversarial import AdversarialSettings, build_adversarial_graph
+from reasoning_graphs.graphs.debate import DebateConfig, build_debate_graph, render_transcript
 from reasoning_graphs.graphs.dialectic import DialecticSettings, build_dialectic_graph
+from reasoning_graphs.graphs.evaluation import EvaluationConfig, build_evaluation_graph, evaluation_input
+from reasoning_graphs.graphs.evaluation import to_json as evaluation_to_json
+from reasoning_graphs.graphs.evaluation import to_markdown as evaluation_to_markdown
 from reasoning_graphs.graphs.perspectives import PerspectivesSettings, build_perspectives_graph
 from reasoning_graphs.graphs.reflection import ReflectionSettings, build_reflection_graph
 from reasoning_graphs.graphs.repair import RepairSettings, build_repair_graph
@@ -33,7 +37,9 @@ from reasoning_graphs.graphs.tree_of_thoughts import (
 __all__ = [
     "BUILTIN_TASKS",
     "AdversarialSettings",
+    "DebateConfig",
     "DialecticSettings",
+    "EvaluationConfig",
     "PerspectivesSettings",
     "ReflectionSettings",
     "RepairSettings",
@@ -42,15 +48,21 @@ __all__ = [
     "ThoughtTask",
     "ToTSettings",
     "build_adversarial_graph",
+    "build_debate_graph",
     "build_dialectic_graph",
+    "build_evaluation_graph",
     "build_perspectives_graph",
     "build_reflection_graph",
     "build_repair_graph",
     "build_self_refine_graph",
     "build_tree_of_thoughts_graph",
+    "evaluation_input",
+    "evaluation_to_json",
+    "evaluation_to_markdown",
     "perspectives_to_csv",
     "perspectives_to_json",
     "perspectives_to_markdown",
+    "render_transcript",
     "render_tree",
     "write_perspectives_report",
 ]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
 from reasoning_graphs.models import ModelClient
 from reasoning_graphs.nodes._runtime import NodeIO
@@ -28,6 +28,7 @@ __all__ = [
     "RubricReply",
     "compare_pair",
     "read_scores",
+    "rubric_schema",
     "score_rubric",
 ]
 
@@ -57,7 +58,7 @@ class PairReply(BaseModel):
 RUBRIC_PROMPT = PromptTemplate(
     "Score the response below on each criterion with an integer from 1 (poor) to 10 (excellent).\n"
     "Criteria:\n{criteria}\n\nTask:\n{task}\n\nResponse:\n{response}\n\n"
-    'Reply with JSON: {{"scores": {{"<criterion>": <1-10>, ...}}, "rationale": "..."}}'
+    'Reply with JSON: {{"<criterion>": <1-10>, ..., "rationale": "..."}}'
 )
 """Prompt for pointwise rubric scoring."""
 
@@ -100,6 +101,28 @@ def read_scores(reply: RubricReply, criteria: Sequence[str]) -> Judgment:
     return Judgment(scores=scores, rationale=reply.rationale, warnings=warnings)
 
 
+def rubric_schema(criteria: Sequence[str]) -> type[BaseModel]:
+    """Return a reply schema with one score field per criterion, plus a rationale.
+
+    A closed schema guides constrained decoding (the embedded model writes exactly these keys);
+    values stay loose (numbers or strings) so that out-of-range and non-numeric scores reach
+    :func:`read_scores`, which clamps or ignores them with a warning instead of failing the call.
+    """
+    score = int | float | str | None
+    fields: dict[str, Any] = {
+        f"c{i}": (score, Field(default=None, alias=name, description=f"score for {name}, 1-10"))
+        for i, name in enumerate(criteria)
+    }
+    fields["rationale"] = (str, Field(default="", description="one or two sentences on why"))
+    return create_model("RubricScores", __config__=ConfigDict(populate_by_name=True, frozen=True), **fields)
+
+
+def _as_reply(value: BaseModel, criteria: Sequence[str]) -> RubricReply:
+    data = value.model_dump(by_alias=True)
+    scores = {name: data[name] for name in criteria if data.get(name) is not None}
+    return RubricReply(scores=scores, rationale=str(data.get("rationale") or ""))
+
+
 async def score_rubric(
     io: NodeIO,
     client: ModelClient,
@@ -114,10 +137,11 @@ async def score_rubric(
     described = criteria if isinstance(criteria, Mapping) else {c: "" for c in criteria}
     lines = "\n".join(f"- {name}: {desc}" if desc else f"- {name}" for name, desc in described.items())
     prompt = RUBRIC_PROMPT.render(criteria=lines, task=task, response=response)
-    out = await generate(io, client, prompt, node=node, schema=RubricReply, max_calls=max_calls)
-    if not out.ok or not isinstance(out.value, RubricReply):
+    names = list(described)
+    out = await generate(io, client, prompt, node=node, schema=rubric_schema(names), max_calls=max_calls)
+    if not out.ok or not isinstance(out.value, BaseModel):
         return None, out.usage, out.error or "no reply"
-    return read_scores(out.value, list(described)), out.usage, None
+    return read_scores(_as_reply(out.value, names), names), out.usage, None
 
 
 async def compare_pair(

@@ -1,0 +1,334 @@
+"""The debate's node bodies (each runs under ``invoke`` and ``ainvoke`` through ``dual_node``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+from typing_extensions import TypedDict
+
+from reasoning_graphs.access import AccessPolicy, Output, ReadRecord
+from reasoning_graphs.errors import InputError
+from reasoning_graphs.graphs._common import budget_for_run, read_as, require_text
+from reasoning_graphs.graphs._debate_config import AgentSpec, DebateConfig
+from reasoning_graphs.graphs._debate_parts import (
+    Clarification,
+    Contribution,
+    Questions,
+    Solution,
+    StepFailure,
+    SummaryRecord,
+    agree,
+    answer_of,
+    latest_answers,
+    latest_positions,
+    tally,
+)
+from reasoning_graphs.graphs._debate_prompts import ASK_PROMPT, narrow, render
+from reasoning_graphs.models import ModelClient, ModelRef, ModelSettings, resolve
+from reasoning_graphs.nodes import Generated, NodeIO, generate, roster_from_context
+from reasoning_graphs.types import StopReason
+
+__all__ = ["AgentJob", "DebateNodes"]
+
+
+class AgentJob(TypedDict):
+    """The payload of one agent's step (built from that role's projected outputs only)."""
+
+    agent: int
+    """The agent's position among the enabled agents."""
+    round: int
+    """The round (0: clarifying questions)."""
+    view: dict[str, Output]
+    """The outputs the step may show, already narrowed to its round."""
+    read: ReadRecord
+    """The record of that read."""
+    max_calls: int | None
+    """The member's share of the remaining calls."""
+
+
+_STEPS = {"ask": "asker", "propose": "proposer", "critique": "critic", "refine": "refiner"}
+
+
+def _failure(out: Generated[Any], rnd: int, step: str) -> StepFailure:
+    kind = "budget" if out.budget_exhausted else "error"
+    return StepFailure(round=rnd, step=step, kind=kind, message=out.error or "no reply")
+
+
+class DebateNodes:
+    """Node bodies for one configuration, roster and set of access policies."""
+
+    def __init__(
+        self,
+        cfg: DebateConfig,
+        members: Sequence[ModelRef],
+        policies: Mapping[str, AccessPolicy],
+        share: Callable[[Any, int, int], int | None],
+    ) -> None:
+        """Bind the bodies to a configuration (``share`` splits the remaining calls)."""
+        self.cfg, self.opts, self.members = cfg, cfg.debate, list(members)
+        self.policies, self.share = dict(policies), share
+        self.agents = cfg.active_agents
+        self.ids = [a.id for a in self.agents]
+
+    def client(self, spec: AgentSpec, position: int) -> ModelClient:
+        """Return the seam client of an agent (or the judge), from the run's roster."""
+        roster = roster_from_context(self.members)
+        if isinstance(spec.model, str):
+            ref: ModelRef = spec.model
+        else:
+            ref = roster[spec.model if isinstance(spec.model, int) else position % len(roster)]
+        if isinstance(ref, str) and spec.temperature is not None:
+            return resolve(ref, ModelSettings(temperature=spec.temperature))
+        return resolve(ref)
+
+    async def start(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Validate the input and models before any call; record budget, access and task."""
+        task = require_text(state.get("task"), "task")
+        answers = state.get("answers")
+        if answers is not None and not (
+            isinstance(answers, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in answers.items())
+        ):
+            raise InputError(
+                f"input 'answers' must map question ids ('<agent id>:<n>') or questions to "
+                f"answer strings, got {answers!r}"
+            )
+        roster = roster_from_context(self.members)
+        for i, spec in enumerate((*self.agents, self.cfg.judge)):
+            if isinstance(spec.model, int) and spec.model >= len(roster):
+                raise InputError(
+                    f"agent {spec.id!r} uses roster index {spec.model} but this run's roster has "
+                    f"{len(roster)} model(s); pass a longer roster"
+                )
+            self.client(spec, i if i < len(self.agents) else 0)  # bad specs fail before any call
+        return {
+            "budget": budget_for_run(state, self.cfg.budget),
+            "access": self.policies,
+            "config": self.cfg,
+            "outputs": {"task": Output(label="task", text=task, role="user")},
+            "rounds_completed": 0,
+            "converged": False,
+            "clarifications": [],
+            "solution": None,
+        }
+
+    async def _turn(self, job: AgentJob, io: NodeIO, node: str) -> dict[str, Any]:
+        step, spec, rnd = _STEPS[node], self.agents[job["agent"]], job["round"]
+        who = f"{step}:{spec.id}"
+        if step == "asker":
+            limit = self.opts.clarifications_max_per_agent
+            prompt = ASK_PROMPT.render(task=job["view"]["task"].text, limit=limit, role=spec.role)
+            out = await generate(
+                io,
+                self.client(spec, job["agent"]),
+                prompt,
+                node=node,
+                schema=Questions,
+                system=spec.system(),
+                max_calls=job["max_calls"],
+            )
+        else:
+            view_step = cast(Literal["proposer", "critic", "refiner"], step)
+            prompt = render(view_step, job["view"], agent=spec.id, role=spec.role, round=rnd, order=self.ids)
+            out = await generate(
+                io,
+                self.client(spec, job["agent"]),
+                prompt,
+                node=node,
+                system=spec.system(),
+                max_calls=job["max_calls"],
+            )
+        update: dict[str, Any] = {"usage": out.usage, "reads": [job["read"]]}
+        if not out.ok:
+            return update | {"failures": [_failure(out, rnd, who)]}
+        if isinstance(out.value, Questions):
+            asked = [q.strip() for q in out.value.questions if q.strip()][
+                : self.opts.clarifications_max_per_agent
+            ]
+            label = f"questions:{spec.id}"
+            return update | {
+                "outputs": {
+                    label: Output(
+                        label=label, text="\n".join(asked), role=who, model=out.model, data=list(asked)
+                    )
+                }
+            }
+        kind = "proposal" if step == "proposer" else "critique" if step == "critic" else "refinement"
+        c = Contribution(
+            round=rnd, kind=kind, agent_id=spec.id, role=spec.role, model=out.model, text=str(out.value)
+        )
+        return update | {
+            "transcript": [c],
+            "outputs": {c.label: Output(label=c.label, text=c.text, role=who, model=out.model)},
+        }
+
+    async def ask(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
+        """One agent lists its clarifying questions."""
+        return await self._turn(job, io, "ask")
+
+    async def propose(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
+        """One agent proposes independently (round 1)."""
+        return await self._turn(job, io, "propose")
+
+    async def critique(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
+        """One agent critiques the others' latest proposals."""
+        return await self._turn(job, io, "critique")
+
+    async def refine(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
+        """One agent refines its proposal from the critiques it received."""
+        return await self._turn(job, io, "refine")
+
+    async def clarify(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Pair every question with its answer from the input (``NA`` when it has none).
+
+        No model call happens here, so the node can pause with ``interrupt()`` for answers.
+        """
+        answers: dict[str, str] = state.get("answers") or {}
+        records: list[Clarification] = []
+        outputs: dict[str, Output] = {}
+        reads: list[ReadRecord] = []
+        for spec in self.agents:
+            seen, record = read_as(state, f"clarifier:{spec.id}")
+            reads.append(record)
+            asked = seen.get(f"questions:{spec.id}")
+            questions = (
+                [str(q) for q in asked.data] if asked is not None and isinstance(asked.data, list) else []
+            )
+            items = [
+                Clarification(
+                    agent_id=spec.id,
+                    question_id=f"{spec.id}:{n}",
+                    question=q,
+                    answer=(answers.get(f"{spec.id}:{n}") or answers.get(q) or "").strip() or "NA",
+                )
+                for n, q in enumerate(questions, 1)
+            ]
+            records += items
+            if items:
+                label = f"clarify:{spec.id}"
+                text = "\n".join(f"Q: {c.question}\nA: {c.answer}" for c in items)
+                outputs[label] = Output(
+                    label=label, text=text, role=f"clarifier:{spec.id}", data=[c.model_dump() for c in items]
+                )
+        return {"clarifications": records, "outputs": outputs, "reads": reads}
+
+    async def close_round(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Count a finished round and check whether the agents' answers agree."""
+        if state.get("failures"):
+            return {}
+        latest = latest_positions(state.get("transcript") or [], self.agents)
+        cond = self.opts.termination_condition
+        agreed = len(latest) == len(self.agents) and agree(
+            [answer_of(c.text) for c in latest],
+            short_chars=self.opts.short_answer_chars,
+            threshold=cond.threshold,
+        )
+        return {"rounds_completed": state.get("rounds_completed", 0) + 1, "converged": agreed}
+
+    async def critiques_done(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Join the critique branches (the refinements fan out from here)."""
+        return {}
+
+    async def summarize(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Summarize the transcript through the last round, within ``max_length`` characters."""
+        k, s = state.get("rounds_completed", 0), self.opts.summarization
+        seen, _ = read_as(state, "summarizer")
+        view = narrow(seen, "summarizer", agent="", round=k, full_history=True)
+        prompt = render(
+            "summarizer", view, agent="", role="summarizer", round=k, order=self.ids, max_length=s.max_length
+        )
+        out = await generate(
+            io,
+            self.client(self.cfg.judge, 0),
+            prompt,
+            node="summarize",
+            system=self.cfg.judge_system(),
+            max_calls=self.share(state, 1, 1),
+        )
+        update: dict[str, Any] = {
+            "usage": out.usage,
+            "reads": [ReadRecord(node="summarizer", labels=sorted(view))],
+        }
+        if not out.ok:
+            return update | {"failures": [_failure(out, k, "summarizer")]}
+        text = str(out.value).strip()
+        label, cut = f"summary:{k}", text[: s.max_length]
+        record = SummaryRecord(
+            through_round=k,
+            text=cut,
+            model=out.model,
+            truncated=len(text) > s.max_length,
+            before_chars=sum(len(c.text) for c in state.get("transcript") or []),
+        )
+        return update | {
+            "summaries": [record],
+            "outputs": {label: Output(label=label, text=cut, role="summarizer", model=out.model)},
+        }
+
+    async def judge(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Synthesize the final solution from the (blind) transcript or its summary."""
+        k = state.get("rounds_completed", 0)
+        seen, _ = read_as(state, "judge")
+        view = narrow(seen, "judge", agent="", round=k, full_history=True)
+        prompt = render("judge", view, agent="", role="judge", round=k, order=self.ids)
+        out = await generate(
+            io,
+            self.client(self.cfg.judge, 0),
+            prompt,
+            node="judge",
+            system=self.cfg.judge_system(),
+            max_calls=self.share(state, 1, 0),
+        )
+        update: dict[str, Any] = {
+            "usage": out.usage,
+            "reads": [ReadRecord(node="judge", labels=sorted(view))],
+        }
+        if not out.ok:
+            return update | {"failures": [_failure(out, k + 1, "judge")]}
+        text = str(out.value).strip()
+        votes = tally(latest_answers(state.get("transcript") or [], self.agents))[0]
+        solution = Solution(text=text, answer=answer_of(text), method="judge", model=out.model, votes=votes)
+        return update | {
+            "solution": solution,
+            "outputs": {"judge": Output(label="judge", text=text, role="judge", model=out.model)},
+        }
+
+    async def finish(self, state: Any, io: NodeIO) -> dict[str, Any]:
+        """Settle the solution (judge, vote or fallback) and the stop reason."""
+        failures: list[StepFailure] = state.get("failures") or []
+        latest = latest_positions(state.get("transcript") or [], self.agents)
+        counts, winner, first = tally([answer_of(c.text) for c in latest])
+        voted = self.opts.synthesis_method == "voting" and winner is not None and not failures
+        solution: Solution | None = state.get("solution")
+        judged = solution is not None
+        pick = winner if voted else first
+        if solution is None and pick is not None:
+            chosen = latest[pick]
+            solution = Solution(
+                text=chosen.text,
+                answer=answer_of(chosen.text),
+                method="vote" if voted else "fallback",
+                votes=counts,
+            )
+        errors = [f.message for f in failures if f.kind == "error"]
+        return {
+            "solution": solution,
+            "final_answer": solution.text if solution is not None else None,
+            "stop_reason": self._stop_reason(state, failures, judged or voted),
+            "error": errors[0] if errors else None,
+        }
+
+    def _stop_reason(self, state: Any, failures: list[StepFailure], decided: bool) -> StopReason:
+        if any(f.kind == "error" for f in failures):
+            return "error"
+        if failures or not decided:
+            return "budget"
+        k = state.get("rounds_completed", 0)
+        if (
+            k < self.opts.rounds
+            and self.opts.termination_condition.type == "convergence"
+            and state.get("converged")
+        ):
+            return "converged"
+        return "budget" if k < self.opts.rounds else "completed"
