@@ -301,3 +301,67 @@ def test_existing_thread_id_is_refused(capsys: pytest.CaptureFixture[str], tmp_p
     assert cli(capsys, *args)[0] == 0
     code, _, err = cli(capsys, *args)
     assert code == 2 and "already exists" in err
+
+
+def test_debate_then_evaluate(capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str) -> None:
+    model = script(
+        tmp_path,
+        [
+            {
+                "match": "Score the response",
+                "reply": json.dumps({"security": 11, "overall": "7/10", "rationale": "ok"}),
+            }
+        ],
+        default="Use a token bucket. ANSWER: token bucket",
+    )
+    code, out, err = cli(capsys, "run", "debate", "--task", "Design a rate limiter", "--rounds", "2",
+                         "--model", model, "--db", db, "--thread", "d1", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["stop_reason"] in ("completed", "converged")
+    report = tmp_path / "eval.json"
+    code, _, err = cli(
+        capsys, "evaluate", "--thread", "d1", "--model", model, "--db", db, "--output", str(report)
+    )
+    data = json.loads(report.read_text())
+    assert code == 0, err
+    assert data["averages"]["security"] == 10 and data["averages"]["overall"] == 7
+
+
+def test_evaluate_needs_a_final_solution(capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str) -> None:
+    model = script(tmp_path, [{"match": "24", "reply": {"raise": "auth"}}])
+    cli(capsys, "run", "repair", "--task", "make 24", "--verifier", "game24:4 9 10 13", "--model", model,
+        "--db", db, "--thread", "r1")  # fmt: skip
+    code, _, err = cli(capsys, "evaluate", "--thread", "r1", "--model", model, "--db", db)
+    assert code == 2 and "final solution" in err
+
+
+@pytest.mark.parametrize(
+    ("graph", "extra"),
+    [
+        ("self_refine", ["--refinements", "1"]),
+        ("reflection", ["--drafts", "2"]),
+        ("dialectic", ["--rounds", "1"]),
+    ],
+)
+def test_more_graphs_run_from_the_cli(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str, graph: str, extra: list[str]
+) -> None:
+    critique = json.dumps({"problems": [], "suggestions": [], "acceptable": True})
+    routes = [
+        {"match": "Find concrete problems", "reply": critique},
+        {"match": "List the concrete problems", "reply": critique},
+        {
+            "match": "Frame the answers",
+            "reply": json.dumps({"claims": ["c"], "agreements": [], "disagreements": []}),
+        },
+        {
+            "match": "Judge the answer below",
+            "reply": json.dumps({"rationale": "ok", "score": 8, "decision": "stop"}),
+        },
+    ]
+    model = script(tmp_path, routes, default="Recursion is a function calling itself on a smaller input.")
+    code, out, err = cli(capsys, "run", graph, "--task", "Explain recursion briefly.", "--model", model,
+                         "--db", db, "--json", *extra)  # fmt: skip
+    result = json.loads(out)
+    assert code == 0 and result["graph"] == graph and result["final_answer"], err
+    assert result["usage"]["total"]["calls"] >= 2
