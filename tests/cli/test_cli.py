@@ -365,3 +365,33 @@ def test_more_graphs_run_from_the_cli(
     result = json.loads(out)
     assert code == 0 and result["graph"] == graph and result["final_answer"], err
     assert result["usage"]["total"]["calls"] >= 2
+
+
+def test_debate_pauses_for_clarifications_and_resumes_with_answers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str
+) -> None:
+    config = tmp_path / "debate.json"
+    config.write_text(json.dumps({
+        "agents": [{"id": "a1", "role": "architect"}, {"id": "a2", "role": "security"}],
+        "debate": {"rounds": 1, "clarifications": True},
+    }))  # fmt: skip
+    model = script(
+        tmp_path,
+        [{"match": "clarifying questions", "reply": json.dumps({"questions": ["How many users?"]})}],
+        default="Use a token bucket. ANSWER: token bucket",
+    )
+    args = ["--model", model, "--db", db]
+    code, out, _ = cli(capsys, "run", "debate", "--task", "Design a rate limiter", "--config", str(config),
+                       "--thread", "q1", "--json", *args)  # fmt: skip
+    paused = json.loads(out)
+    assert code == 0 and paused["pending"] == ["clarify"]
+    assert [q["id"] for q in paused["waiting_for"][0]["questions"]] == ["a1:1", "a2:1"]
+
+    code, _, err = cli(capsys, "resume", "--thread", "q1", "--db", db)
+    assert code == 2 and "--answer" in err
+
+    code, out, err = cli(capsys, "resume", "--thread", "q1", "--answer", "a1:1=About 10k", "--json", "--db", db)
+    done = json.loads(out)
+    assert code == 0, err
+    answers = {c["question_id"]: c["answer"] for c in done["clarifications"]}
+    assert answers == {"a1:1": "About 10k", "a2:1": "NA"}

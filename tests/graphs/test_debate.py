@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from reasoning_graphs.errors import InputError
 from reasoning_graphs.graphs._debate_parts import agree, answer_of, normalize, tally
@@ -257,16 +258,41 @@ def test_clarifications_with_answers_and_unanswered_questions(saver: Any) -> Non
     )
 
 
-def test_clarifications_without_answers_are_recorded_as_na(saver: Any) -> None:
+def test_clarifications_with_explicitly_empty_answers_are_recorded_as_na(saver: Any) -> None:
     rig = Rig(
         [[json.dumps({"questions": ["Q1?"]}), "PA"], [json.dumps({"questions": []}), "PB"]],
         ["final"],
         rounds=1,
         clarifications=True,
     )
-    out = rig.run(saver, {"task": "t"})
+    out = rig.run(saver, {"task": "t", "answers": {}})
     assert [(c.question_id, c.answer) for c in out["clarifications"]] == [("a:1", "NA")]
     assert "clarify:b" not in rig.values["outputs"] and out["stop_reason"] == "completed"
+
+
+def test_clarifications_without_answers_pause_for_a_human(saver: Any) -> None:
+    rig = Rig(
+        [
+            [json.dumps({"questions": ["How many users?", "Which region?"]}), "PA"],
+            [json.dumps({"questions": []}), "PB"],
+        ],
+        ["final"],
+        rounds=1,
+        clarifications=True,
+    )
+    graph = rig.graph().compile(checkpointer=saver)
+    graph.invoke({"task": "t"}, thread())
+    state = graph.get_state(thread())
+    assert state.next == ("clarify",)
+    (pending,) = [i for task in state.tasks for i in task.interrupts]
+    assert pending.value["kind"] == "clarifications"
+    assert [q["id"] for q in pending.value["questions"]] == ["a:1", "a:2"]
+    asked_before = [m.calls for m in rig.models]
+    out = graph.invoke(Command(resume={"a:1": "About 10k"}), thread())
+    assert [(c.question_id, c.answer) for c in out["clarifications"]] == [("a:1", "About 10k"), ("a:2", "NA")]
+    assert out["stop_reason"] == "completed"
+    assert "About 10k" in rig.models[0].prompt_texts[-1]
+    assert [m.calls for m in rig.models] == [n + 1 for n in asked_before]  # no question asked twice
 
 
 def test_majority_vote_skips_the_judge(saver: Any) -> None:

@@ -92,8 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     db_arg(run)
 
-    resume = sub.add_parser("resume", help="finish a stored thread that stopped early or crashed")
+    resume = sub.add_parser("resume", help="finish a stored thread that crashed or waits for a human")
     resume.add_argument("--thread", required=True)
+    resume.add_argument(
+        "--answer", action="append", default=[], metavar="ID=TEXT",
+        help="answer a pending question (repeatable); for an approval: yes, or no=FEEDBACK",
+    )  # fmt: skip
+    resume.add_argument("--answers", help="JSON file mapping question ids (or texts) to answers")
     resume.add_argument("--json", action="store_true")
     db_arg(resume)
 

@@ -190,8 +190,11 @@ def _report(compiled: Any, config: Any, entry: GraphEntry, options: RunOptions, 
     graph, thread_id = entry.name, config["configurable"]["thread_id"]
     result: dict[str, Any] = {"thread_id": thread_id, "graph": graph}
     result |= {k: v for k, v in values.items() if k not in ("outputs", "access", "reads", "budget")}
+    waiting = _pending_interrupts(state)
     if state.next:
         result["pending"] = list(state.next)
+        if waiting:
+            result["waiting_for"] = waiting
     elif entry.after is not None:
         written = entry.after(values, options)
         if written:
@@ -211,9 +214,14 @@ def _report(compiled: Any, config: Any, entry: GraphEntry, options: RunOptions, 
             )
         out("final answer:")
         out(str(values.get("final_answer")))
-        if state.next:
+        if waiting:
+            out(f"waiting for a human: {json.dumps(waiting[0], ensure_ascii=False)}")
+            out(f"answer with: reasoning-graphs resume --thread {thread_id} --answer ID=TEXT ...")
+        elif state.next:
             pending = ", ".join(state.next)
             out(f"unfinished (next: {pending}); run: reasoning-graphs resume --thread {thread_id}")
+    if waiting:
+        return 0  # paused on purpose, not failed
     succeeded = (
         values.get("passed", True) is True
         and values.get("stop_reason") not in _FAILED_STOPS
@@ -278,15 +286,51 @@ def _stored_run(saver: Any, thread_id: str) -> tuple[GraphEntry, RunOptions, dic
     return entry, options, config
 
 
+def _pending_interrupts(state: Any) -> list[Any]:
+    return [i.value for task in state.tasks for i in task.interrupts]
+
+
+def _resume_value(args: argparse.Namespace, pending: list[Any]) -> Any:
+    """Turn ``--answer``/``--answers`` into the value a paused node resumes with."""
+    given: dict[str, str] = {}
+    if args.answers:
+        data = _read_input_file(args.answers)
+        given |= {str(k): str(v) for k, v in data.items()}
+    for item in args.answer:
+        key, sep, value = item.partition("=")
+        given[key.strip()] = value.strip() if sep else ""
+    kind = pending[0].get("kind") if isinstance(pending[0], dict) else None
+    if not given:
+        raise InputError(
+            f"the thread is waiting for a human ({kind or 'input'}): {json.dumps(pending[0])[:400]}; "
+            "resume it with --answer ID=TEXT (repeatable) or --answers FILE.json"
+        )
+    if kind == "approval":
+        (decision, feedback), *_ = given.items()
+        if decision.lower() not in ("yes", "no"):
+            raise InputError(f"an approval takes --answer yes or --answer no=FEEDBACK, not {decision!r}")
+        return {"approved": decision.lower() == "yes", "feedback": feedback}
+    return given
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
+    from langgraph.types import Command
+
     from reasoning_graphs.checkpoints import open_saver
 
     with open_saver(_db(args)) as saver:
         entry, options, config = _stored_run(saver, args.thread)
         compiled = _compile(entry, options, saver)
-        if not compiled.get_state(config).next:
+        state = compiled.get_state(config)
+        pending = _pending_interrupts(state)
+        if not state.next:
             err(f"thread {args.thread}: already finished")
+        elif pending:
+            err(f"thread {args.thread}: resuming {entry.name} with the human's answers")
+            _stream(compiled, Command(resume=_resume_value(args, pending)), config)
         else:
+            if args.answer or args.answers:
+                raise InputError(f"thread {args.thread!r} is not waiting for answers")
             err(f"thread {args.thread}: resuming {entry.name}")
             _stream(compiled, None, config)
         return _report(compiled, config, entry, options, args.json)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
+from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord
@@ -182,19 +183,35 @@ class DebateNodes:
     async def clarify(self, state: Any, io: NodeIO) -> dict[str, Any]:
         """Pair every question with its answer from the input (``NA`` when it has none).
 
-        No model call happens here, so the node can pause with ``interrupt()`` for answers.
+        When the input has no ``answers`` key at all and some agent asked something, the node
+        pauses with ``interrupt()``; the value it is resumed with (``Command(resume={...})``, keyed
+        like ``answers``) supplies the answers. No model call happens here, and the node has no
+        side effect before the pause, so re-running its body on resume is harmless.
         """
-        answers: dict[str, str] = state.get("answers") or {}
-        records: list[Clarification] = []
-        outputs: dict[str, Output] = {}
+        asked_by: dict[str, list[str]] = {}
         reads: list[ReadRecord] = []
         for spec in self.agents:
             seen, record = read_as(state, f"clarifier:{spec.id}")
             reads.append(record)
             asked = seen.get(f"questions:{spec.id}")
-            questions = (
+            asked_by[spec.id] = (
                 [str(q) for q in asked.data] if asked is not None and isinstance(asked.data, list) else []
             )
+        answers = state.get("answers")
+        if answers is None and any(asked_by.values()):
+            pending = [
+                {"id": f"{agent}:{n}", "agent": agent, "question": q}
+                for agent, questions in asked_by.items()
+                for n, q in enumerate(questions, 1)
+            ]
+            hint = "a mapping of question id (or text) to its answer"
+            reply = interrupt({"kind": "clarifications", "questions": pending, "resume_with": hint})
+            answers = {str(k): str(v) for k, v in reply.items()} if isinstance(reply, dict) else {}
+        answers = answers or {}
+        records: list[Clarification] = []
+        outputs: dict[str, Output] = {}
+        for spec in self.agents:
+            questions = asked_by[spec.id]
             items = [
                 Clarification(
                     agent_id=spec.id,
