@@ -390,7 +390,8 @@ def test_debate_pauses_for_clarifications_and_resumes_with_answers(
     code, _, err = cli(capsys, "resume", "--thread", "q1", "--db", db)
     assert code == 2 and "--answer" in err
 
-    code, out, err = cli(capsys, "resume", "--thread", "q1", "--answer", "a1:1=About 10k", "--json", "--db", db)
+    answer = ["--answer", "a1:1=About 10k"]
+    code, out, err = cli(capsys, "resume", "--thread", "q1", *answer, "--json", "--db", db)
     done = json.loads(out)
     assert code == 0, err
     answers = {c["question_id"]: c["answer"] for c in done["clarifications"]}
