@@ -31,7 +31,10 @@ from reasoning_graphs.errors import (
 )
 from reasoning_graphs.graphs import (
     build_adversarial_graph,
+    build_agent_graph,
+    build_debate_graph,
     build_dialectic_graph,
+    build_evaluation_graph,
     build_perspectives_graph,
     build_reflection_graph,
     build_repair_graph,
@@ -73,7 +76,10 @@ __all__ = [
     "all_of",
     "any_of",
     "build_adversarial_graph",
+    "build_agent_graph",
+    "build_debate_graph",
     "build_dialectic_graph",
+    "build_evaluation_graph",
     "build_perspectives_graph",
     "build_reflection_graph",
     "build_repair_graph",

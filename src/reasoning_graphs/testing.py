@@ -153,6 +153,7 @@ class ScriptedChatModel(BaseChatModel):
 
     _queue: list[Any] = PrivateAttr(default_factory=list)
     _prompts: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _tools: list[list[str]] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -239,14 +240,21 @@ class ScriptedChatModel(BaseChatModel):
         return [prompt_text(p) for p in self.prompts]
 
     @property
+    def tool_names(self) -> list[list[str]]:
+        """The names of the tools bound to each call, in order (empty lists for calls without)."""
+        with self._lock:
+            return [list(names) for names in self._tools]
+
+    @property
     def calls(self) -> int:
         """How many calls were made."""
         with self._lock:
             return len(self._prompts)
 
-    def _next(self, messages: list[BaseMessage]) -> AIMessage:
+    def _next(self, messages: list[BaseMessage], tools: Sequence[Any] = ()) -> AIMessage:
         with self._lock:
             self._prompts.append(list(messages))
+            self._tools.append([str(t.get("function", {}).get("name", "")) for t in tools])
             reply = self._queue.pop(0) if self._queue else None
             count = len(self._prompts)
             if self.log_path:
@@ -268,7 +276,8 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._next(messages)  # recorded when the call starts, as a server would log it
+        # recorded when the call starts, as a server would log it
+        message = self._next(messages, kwargs.get("tools") or ())
         if self.latency:
             time.sleep(self.latency)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -280,7 +289,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._next(messages)
+        message = self._next(messages, kwargs.get("tools") or ())
         if self.latency:
             await asyncio.sleep(self.latency)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -298,7 +307,10 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Accept tools (their schemas are checked); replies script the tool calls."""
+        """Accept tools (their schemas are checked and their names recorded in ``tool_names``).
+
+        Replies script the tool calls.
+        """
         formatted = [convert_to_openai_tool(t) for t in tools]
         return self.bind(tools=formatted, **kwargs)
 

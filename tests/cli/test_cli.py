@@ -396,3 +396,28 @@ def test_debate_pauses_for_clarifications_and_resumes_with_answers(
     assert code == 0, err
     answers = {c["question_id"]: c["answer"] for c in done["clarifications"]}
     assert answers == {"a1:1": "About 10k", "a2:1": "NA"}
+
+
+def test_agent_runs_with_a_tool_module_and_show_lists_tool_calls(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str
+) -> None:
+    from examples.tools import secret_for
+
+    model = script(
+        tmp_path,
+        [{"match": secret_for("launch"), "reply": f"The secret is {secret_for('launch')}."}],
+        default={"tool_calls": [{"name": "lookup_secret", "args": {"name": "launch"}}]},
+    )
+    code, out, err = cli(capsys, "run", "agent", "--task", "What is the secret for 'launch'?", "--tools",
+                         str(ROOT / "examples" / "tools.py") + ":TOOLS", "--model", model, "--db", db,
+                         "--thread", "ag", "--json")  # fmt: skip
+    result = json.loads(out)
+    assert code == 0, err
+    assert secret_for("launch") in result["final_answer"] and result["stop_reason"] == "completed"
+    code, out, _ = cli(capsys, "show", "--thread", "ag", "--db", db)
+    assert code == 0 and "lookup_secret(name='launch') -> " + secret_for("launch") in out
+
+
+def test_agent_without_tools_is_bad_input(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    code, _, err = cli(capsys, "run", "agent", "--task", "x", "--db", db)
+    assert code == 2 and "--tools" in err

@@ -171,3 +171,64 @@ def test_budget_is_never_exceeded(max_calls: int, attempts: int, failures: list[
     assert out["usage"].total.calls <= max_calls
     assert model.calls == out["usage"].total.calls
     assert out["stop_reason"] in ("budget", "max_attempts", "error")
+
+
+# --- tools on the generate and repair steps ----------------------------------------------------------
+
+
+def test_tools_let_a_step_check_its_candidate_before_submitting(saver: Any) -> None:
+    from reasoning_graphs.nodes import verifier_tool
+
+    model, client = fake(
+        {"tool_calls": [{"name": "check_answer", "args": {"candidate": "41"}}]},
+        "42",
+    )
+    check = exact("42")
+    graph = build_repair_graph(verifier=check, model=client, tools=[verifier_tool(check)])
+    out = run(graph, saver, {"task": "6*7?"})
+    assert out["passed"] is True and out["attempts"] == 1 and out["final_answer"] == "42"
+    assert [(r.tool, r.result) for r in out["tool_calls"]] == [
+        ("check_answer", "failed: expected '42', got '41'")
+    ]
+    assert out["usage"].total.calls == 2 == model.calls and out["usage"].by_node["generator"].calls == 2
+    assert model.tool_names == [["check_answer"], ["check_answer"]]
+
+
+def test_tool_factories_get_each_role_projection(saver: Any) -> None:
+    from langchain_core.tools import BaseTool, tool
+
+    from reasoning_graphs.nodes import ToolFactory
+
+    seen_labels: list[list[str]] = []
+
+    def build(seen: Any) -> list[BaseTool]:
+        seen_labels.append(sorted(seen))
+
+        @tool
+        def noop() -> str:
+            """Do nothing."""
+            return "ok"
+
+        return [noop]
+
+    _, client = fake("a", "b")
+    graph = build_repair_graph(verifier=exact("b"), model=client, tools=[ToolFactory(build)])
+    out = run(graph, saver, {"task": "t"})
+    assert out["passed"] is True
+    assert seen_labels == [["task"], ["attempt:1", "task"]]
+
+
+def test_budget_runs_out_inside_a_tool_loop(saver: Any) -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    looping = {"tool_calls": [{"name": "ping", "args": {}}]}
+    model, client = fake(looping, looping, looping, looping)
+    graph = build_repair_graph(verifier=exact("x"), model=client, tools=[ping])
+    out = run(graph, saver, {"task": "t", "max_calls": 2})
+    assert out["stop_reason"] == "budget" and out["usage"].total.calls == 2 == model.calls
+    assert out["final_answer"] is None and len(out["tool_calls"]) == 1

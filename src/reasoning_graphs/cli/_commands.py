@@ -157,6 +157,15 @@ def _dataset_task(verifier: object) -> str | None:
     return next((t.prompt for t in tasks if t.id == wanted), None)
 
 
+def _absolute_refs(spec: str) -> str:
+    """Make the ``.py`` paths in ``MODULE:NAME[,...]`` absolute, so resume finds the same tools."""
+    refs = []
+    for ref in spec.split(","):
+        module, sep, name = ref.strip().rpartition(":")
+        refs.append(f"{os.path.abspath(module)}:{name}" if sep and module.endswith(".py") else ref.strip())
+    return ",".join(refs)
+
+
 def _options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
     from reasoning_graphs.models import resolve
 
@@ -172,6 +181,8 @@ def _options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
     for key in ("config", "out"):
         if key in flags:  # stored with the thread: make resume independent of the directory
             flags[key] = os.path.abspath(flags[key])
+    if "tools" in flags:
+        flags["tools"] = _absolute_refs(flags["tools"])
     flags.pop("answers", None)  # input, not a build option
     return RunOptions(model=args.model, roster=roster, flags=flags)
 

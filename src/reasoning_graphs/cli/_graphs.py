@@ -29,6 +29,10 @@ class Flag:
 
 FLAGS: dict[str, Flag] = {
     "max_attempts": Flag("--max-attempts", "repair: most attempts"),
+    "tools": Flag("--tools", "agent / repair: tools as MODULE:NAME[,...] (MODULE may be a .py path)", str),
+    "max_tool_steps": Flag("--max-tool-steps", "repair: most tool turns per attempt"),
+    "max_steps": Flag("--max-steps", "agent: most model turns"),
+    "schema": Flag("--schema", "agent: final answer schema as MODULE:Class", str),
     "beam_width": Flag("--beam", "tot: beam width"),
     "breadth": Flag("--breadth", "tot: proposals per frontier node"),
     "max_depth": Flag("--depth", "tot: most steps"),
@@ -93,9 +97,28 @@ class GraphEntry:
 
 def _repair(o: RunOptions) -> AnyGraph:
     from reasoning_graphs.graphs import RepairSettings, build_repair_graph
+    from reasoning_graphs.nodes.tools import load_tools
 
-    settings = RepairSettings(max_attempts=int(o.flags.get("max_attempts", 3)))
-    return build_repair_graph(model=o.model, roster=o.roster, settings=settings)
+    values = {k: v for k, v in o.flags.items() if k in {"max_attempts", "max_tool_steps"}}
+    tools = load_tools(o.flags["tools"]) if o.flags.get("tools") else None
+    return build_repair_graph(model=o.model, roster=o.roster, tools=tools, settings=RepairSettings(**values))
+
+
+def _agent(o: RunOptions) -> AnyGraph:
+    from reasoning_graphs.graphs import AgentSettings, build_agent_graph
+    from reasoning_graphs.nodes.tools import load_object, load_tools
+
+    if not o.flags.get("tools"):
+        raise InputError("run agent needs --tools MODULE:NAME[,...], e.g. --tools examples/tools.py:TOOLS")
+    values: dict[str, Any] = {}
+    if "max_steps" in o.flags:
+        values["max_steps"] = o.flags["max_steps"]
+    if o.flags.get("schema"):
+        values["output_schema"] = load_object(o.flags["schema"])
+    settings = AgentSettings(**values)
+    return build_agent_graph(
+        tools=load_tools(o.flags["tools"]), model=o.model, roster=o.roster, settings=settings
+    )
 
 
 def _self_refine(o: RunOptions) -> AnyGraph:
@@ -167,7 +190,13 @@ GRAPHS: dict[str, GraphEntry] = {
         "repair",
         "generate, verify, repair against every failure until it passes",
         _repair,
-        frozenset({"max_attempts"}),
+        frozenset({"max_attempts", "tools", "max_tool_steps"}),
+    ),
+    "agent": GraphEntry(
+        "agent",
+        "a bounded act-observe loop: the model calls tools, every tool step is checkpointed",
+        _agent,
+        frozenset({"tools", "max_steps", "schema"}),
     ),
     "self_refine": GraphEntry(
         "self_refine",

@@ -11,6 +11,7 @@ _SHOWN = frozenset(
     {
         "thread_id", "graph", "role", "stop_reason", "passed", "attempts", "next", "history", "outputs",
         "final_answer", "usage", "tree", "access", "reads", "budget", "candidate", "candidate_model",
+        "messages", "tool_calls",
     }
 )  # fmt: skip
 _MAX_LINES = 40
@@ -44,8 +45,21 @@ def _outputs(state: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _tool_calls(state: dict[str, Any]) -> list[str]:
+    calls = state.get("tool_calls") or []
+    if not calls:
+        return []
+    lines = ["\ntool calls:"]
+    for call in calls:
+        args = ", ".join(f"{k}={v!r}" for k, v in (call.get("args") or {}).items())
+        mark = "  [error]" if call.get("error") else ""
+        result = " ".join(str(call.get("result", "")).split())
+        lines.append(f"  {call.get('tool')}({args}) -> {result[:200]}{mark}")
+    return lines
+
+
 def _rest(state: dict[str, Any]) -> list[str]:
-    lines: list[str] = []
+    lines: list[str] = _tool_calls(state)
     tree = state.get("tree")
     if tree:
         from reasoning_graphs.graphs import render_tree

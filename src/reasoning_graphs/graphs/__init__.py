@@ -17,6 +17,7 @@ from reasoning_graphs.graphs._perspectives_report import to_json as perspectives
 from reasoning_graphs.graphs._perspectives_report import to_markdown as perspectives_to_markdown
 from reasoning_graphs.graphs._perspectives_report import write_report as write_perspectives_report
 from reasoning_graphs.graphs.adversarial import AdversarialSettings, build_adversarial_graph
+from reasoning_graphs.graphs.agent import AgentSettings, build_agent_graph
 from reasoning_graphs.graphs.debate import DebateConfig, build_debate_graph, render_transcript
 from reasoning_graphs.graphs.dialectic import DialecticSettings, build_dialectic_graph
 from reasoning_graphs.graphs.evaluation import EvaluationConfig, build_evaluation_graph, evaluation_input
@@ -37,6 +38,7 @@ from reasoning_graphs.graphs.tree_of_thoughts import (
 __all__ = [
     "BUILTIN_TASKS",
     "AdversarialSettings",
+    "AgentSettings",
     "DebateConfig",
     "DialecticSettings",
     "EvaluationConfig",
@@ -48,6 +50,7 @@ __all__ = [
     "ThoughtTask",
     "ToTSettings",
     "build_adversarial_graph",
+    "build_agent_graph",
     "build_debate_graph",
     "build_dialectic_graph",
     "build_evaluation_graph",

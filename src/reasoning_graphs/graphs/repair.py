@@ -7,6 +7,15 @@ with ``passed``, ``max_attempts``, ``budget`` (the next call does not fit), ``no
 same failure twice in a row) or ``error`` (a model failed for good). An optional roster is
 rotated on failure: attempt *k* uses member *k mod n*, and every attempt records its model.
 
+Tools (``tools=``): the generate and repair steps may call tools (for example
+:func:`~reasoning_graphs.nodes.verifier_tool`, which runs the candidate's tests on demand). Each
+step then runs a bounded act-observe loop of at most ``max_tool_steps`` model turns inside its
+node (:func:`~reasoning_graphs.nodes.generate_with_tools`); every turn counts in the ledger and
+every call is recorded in ``tool_calls``. Tool factories get the role's projection below. The
+loop lives in one node, so a crash mid-step re-runs the whole step, tools included: a
+side-effecting tool may run more than once. Use the ``agent`` graph, which checkpoints each tool
+step, when that matters.
+
 Access lists (roles and what they read):
     - ``generator`` sees ``task``.
     - ``repairer`` sees ``task`` and every ``attempt:*`` (answer plus feedback).
@@ -34,15 +43,19 @@ from reasoning_graphs.graphs._common import (
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import (
     NodeIO,
+    ToolRun,
+    Toolset,
     choose_verifier,
     dual_node,
     generate,
+    generate_with_tools,
     pick_model,
     roster_from_context,
     run_check,
 )
+from reasoning_graphs.nodes.tools import ToolLike
 from reasoning_graphs.prompting import PromptTemplate
-from reasoning_graphs.types import Attempt, Frozen, StopReason, Usage
+from reasoning_graphs.types import Attempt, Frozen, StopReason, ToolCallRecord, Usage
 from reasoning_graphs.verifiers import Verifier
 
 __all__ = [
@@ -69,6 +82,8 @@ class RepairSettings(Frozen):
     """An optional system message for every generation."""
     budget: Budget = Budget()
     """Default call and token limits (the input's ``max_calls``/``max_tokens`` override them)."""
+    max_tool_steps: int = Field(default=4, ge=1, le=50)
+    """Most model turns with tools bound per attempt (used only when the graph has tools)."""
 
 
 ACCESS: dict[str, AccessPolicy] = {
@@ -125,6 +140,8 @@ class RepairOutput(CommonOutput, total=False):
     """How many candidates were verified."""
     history: Annotated[list[Attempt], operator.add]
     """Every attempt: answer, passed, feedback, model."""
+    tool_calls: Annotated[list[ToolCallRecord], operator.add]
+    """Every tool call the attempts made (only with tools)."""
 
 
 class RepairState(RepairInput, RepairOutput, CommonState, total=False):
@@ -164,8 +181,10 @@ def _stop_reason(state: RepairState, settings: RepairSettings) -> StopReason | N
 class _RepairNodes:
     """The node bodies, closed over the factory's arguments (nothing here goes into state)."""
 
-    def __init__(self, verifier: Verifier | None, members: list[ModelRef], cfg: RepairSettings) -> None:
-        self.verifier, self.members, self.cfg = verifier, members, cfg
+    def __init__(
+        self, verifier: Verifier | None, members: list[ModelRef], cfg: RepairSettings, toolset: Toolset
+    ) -> None:
+        self.verifier, self.members, self.cfg, self.toolset = verifier, members, cfg, toolset
 
     async def start(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
         task = require_text(state.get("task"), "task")
@@ -187,9 +206,16 @@ class _RepairNodes:
             else REPAIR_PROMPT.render(task=task, attempts=_render_attempts(seen))
         )
         usage = state.get("usage") or Usage()
-        allowance = state.get("budget", self.cfg.budget).allowance(usage)
+        budget = state.get("budget", self.cfg.budget)
+        if self.toolset:
+            tools = self.toolset.bind(seen)
+            run = await generate_with_tools(
+                io, client, prompt, tools=tools, node=role, system=self.cfg.system_prompt,
+                max_steps=self.cfg.max_tool_steps, budget=budget, usage=usage,
+            )  # fmt: skip
+            return {"reads": [record], **_tool_update(run)}
         out = await generate(
-            io, client, prompt, node=role, system=self.cfg.system_prompt, max_calls=allowance
+            io, client, prompt, node=role, system=self.cfg.system_prompt, max_calls=budget.allowance(usage)
         )
         update: dict[str, Any] = {"usage": out.usage, "reads": [record]}
         if out.budget_exhausted:
@@ -241,6 +267,14 @@ class _RepairNodes:
         }
 
 
+def _tool_update(run: ToolRun) -> dict[str, Any]:
+    update: dict[str, Any] = {"usage": run.usage, "tool_calls": run.tool_calls}
+    if run.stop_reason in ("budget", "error"):
+        failure = {"exhausted": True} if run.stop_reason == "budget" else {"error": run.error}
+        return update | failure | {"candidate": None}
+    return update | {"candidate": "" if run.value is None else str(run.value), "candidate_model": run.model}
+
+
 def _after_attempt(state: RepairState) -> Literal["verify", "finish"]:
     return "verify" if state.get("candidate") is not None else "finish"
 
@@ -251,6 +285,7 @@ def build_repair_graph(
     model: ModelRef = DEFAULT_MODEL,
     roster: Sequence[ModelRef] | None = None,
     settings: RepairSettings | None = None,
+    tools: Sequence[ToolLike] | None = None,
 ) -> StateGraph[RepairState, Any, RepairInput, RepairOutput]:
     """Build the repair graph (uncompiled; compile it with the checkpointer you want).
 
@@ -258,16 +293,17 @@ def build_repair_graph(
         verifier: the check a candidate must pass; a ``verifier`` spec in the input overrides it.
         model: the model when no roster is given (a provider string, chat model or client).
         roster: models rotated on failure; attempt *k* uses ``roster[k % len(roster)]``.
-        settings: attempts, no-progress stop, system prompt and default budget.
+        settings: attempts, no-progress stop, system prompt, tool steps and default budget.
+        tools: tools the generate and repair steps may call (see the module docstring).
 
     Raises:
-        ValueError: an empty roster.
+        ValueError: an empty roster, or tools that are not tools (or share a name).
     """
     cfg = settings or RepairSettings()
     members: list[ModelRef] = list(roster) if roster is not None else [model]
     if not members:
         raise ValueError("roster is empty; pass at least one model or leave roster=None")
-    nodes = _RepairNodes(verifier, members, cfg)
+    nodes = _RepairNodes(verifier, members, cfg, Toolset(tools or []))
 
     def after_verify(state: RepairState) -> Literal["repair", "finish"]:
         return "finish" if _stop_reason(state, cfg) else "repair"

@@ -19,6 +19,17 @@ from reasoning_graphs.nodes.judging import (
     read_scores,
     score_rubric,
 )
+from reasoning_graphs.nodes.tools import (
+    ToolFactory,
+    ToolRun,
+    Toolset,
+    Turn,
+    act,
+    generate_with_tools,
+    load_tools,
+    observe,
+    verifier_tool,
+)
 from reasoning_graphs.nodes.verification import choose_verifier, run_check
 
 __all__ = [
@@ -30,16 +41,25 @@ __all__ = [
     "NodeIO",
     "PairReply",
     "RubricReply",
+    "ToolFactory",
+    "ToolRun",
+    "Toolset",
+    "Turn",
+    "act",
     "choose_verifier",
     "compare_pair",
     "context_value",
     "drive",
     "dual_node",
     "generate",
+    "generate_with_tools",
+    "load_tools",
     "model_id_of",
+    "observe",
     "pick_model",
     "read_scores",
     "roster_from_context",
     "run_check",
     "score_rubric",
+    "verifier_tool",
 ]

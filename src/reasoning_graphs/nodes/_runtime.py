@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
@@ -42,9 +44,13 @@ class NodeIO:
         schema: type[M] | None = None,
         system: str | None = None,
         max_calls: int | None = None,
+        tools: Sequence[BaseTool] | None = None,
+        tool_choice: str | None = None,
     ) -> ModelReply[Any]:
-        """Call a model through the seam."""
-        return await client.acall(prompt, schema=schema, system=system, max_calls=max_calls)
+        """Call a model through the seam (with ``tools`` bound for this turn, if given)."""
+        return await client.acall(
+            prompt, schema=schema, system=system, max_calls=max_calls, tools=tools, tool_choice=tool_choice
+        )
 
     async def verify(self, verifier: Verifier, candidate: str, task: str = "") -> Verdict:
         """Run a verifier (sync verifiers go to a worker thread)."""
@@ -53,6 +59,15 @@ class NodeIO:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking function off the event loop."""
         return await asyncio.to_thread(fn, *args)
+
+    async def invoke_tool(self, tool: BaseTool, call: ToolCall) -> BaseMessage:
+        """Run one tool call: async tools are awaited, sync tools run off the event loop.
+
+        Returns the tool's ``ToolMessage``; whatever the tool raises propagates.
+        """
+        if _is_async_only(tool):
+            return _as_message(await tool.ainvoke(call), call)
+        return _as_message(await self.run(tool.invoke, call), call)
 
     async def gather(self, *aws: Awaitable[T]) -> list[T]:
         """Await several operations concurrently."""
@@ -70,14 +85,25 @@ class _SyncIO(NodeIO):
         schema: type[M] | None = None,
         system: str | None = None,
         max_calls: int | None = None,
+        tools: Sequence[BaseTool] | None = None,
+        tool_choice: str | None = None,
     ) -> ModelReply[Any]:
-        return client.call(prompt, schema=schema, system=system, max_calls=max_calls)
+        return client.call(
+            prompt, schema=schema, system=system, max_calls=max_calls, tools=tools, tool_choice=tool_choice
+        )
 
     async def verify(self, verifier: Verifier, candidate: str, task: str = "") -> Verdict:
         return run_verifier(verifier, candidate, task)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
+
+    async def invoke_tool(self, tool: BaseTool, call: ToolCall) -> BaseMessage:
+        if _is_async_only(tool):
+            # No loop may run on this path: give the coroutine a private loop in a worker thread.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return _as_message(pool.submit(asyncio.run, tool.ainvoke(call)).result(), call)
+        return _as_message(tool.invoke(call), call)
 
     async def gather(self, *aws: Awaitable[T]) -> list[T]:
         results: list[T] = []
@@ -90,6 +116,20 @@ class _SyncIO(NodeIO):
                 if isinstance(aw, Coroutine):
                     aw.close()
         return results
+
+
+def _is_async_only(tool: BaseTool) -> bool:
+    """Return whether a tool can only run as a coroutine (``@tool`` on an ``async def``)."""
+    if isinstance(tool, StructuredTool):
+        return tool.func is None and tool.coroutine is not None
+    return type(tool)._run is BaseTool._run and type(tool)._arun is not BaseTool._arun
+
+
+def _as_message(result: Any, call: ToolCall) -> BaseMessage:
+    if isinstance(result, BaseMessage):
+        return result
+    content = result if isinstance(result, str) else str(result)
+    return ToolMessage(content=content, name=call["name"], tool_call_id=call.get("id") or "")
 
 
 ASYNC_IO: NodeIO = NodeIO()
