@@ -1,0 +1,1 @@
+"""Example inputs and tool modules for the command line and notebooks."""
