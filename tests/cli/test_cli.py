@@ -421,3 +421,14 @@ def test_agent_runs_with_a_tool_module_and_show_lists_tool_calls(
 def test_agent_without_tools_is_bad_input(capsys: pytest.CaptureFixture[str], db: str) -> None:
     code, _, err = cli(capsys, "run", "agent", "--task", "x", "--db", db)
     assert code == 2 and "--tools" in err
+
+
+def test_repair_approval_from_the_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str) -> None:
+    model = script(tmp_path, [{"match": "24", "reply": "(13-9)*(10-4)"}])
+    code, out, _ = cli(capsys, "run", "repair", "--task", "make 24", "--verifier", "game24:4 9 10 13",
+                       "--approve", "--model", model, "--db", db, "--thread", "ap", "--json")  # fmt: skip
+    assert code == 0 and json.loads(out)["waiting_for"][0]["kind"] == "approval"
+    code, _, err = cli(capsys, "resume", "--thread", "ap", "--answer", "maybe", "--db", db)
+    assert code == 2 and "yes" in err
+    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", db)
+    assert code == 0 and json.loads(out)["passed"] is True, err

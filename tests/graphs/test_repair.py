@@ -232,3 +232,43 @@ def test_budget_runs_out_inside_a_tool_loop(saver: Any) -> None:
     out = run(graph, saver, {"task": "t", "max_calls": 2})
     assert out["stop_reason"] == "budget" and out["usage"].total.calls == 2 == model.calls
     assert out["final_answer"] is None and len(out["tool_calls"]) == 1
+
+
+def test_approval_pauses_then_accepts(saver: Any) -> None:
+    from langgraph.types import Command
+
+    model, client = fake("42")
+    graph = build_repair_graph(verifier=exact("42"), model=client, settings=RepairSettings(approve=True))
+    compiled = graph.compile(checkpointer=saver)
+    compiled.invoke({"task": "6*7?"}, thread())
+    state = compiled.get_state(thread())
+    (pending,) = [i.value for t in state.tasks for i in t.interrupts]
+    assert state.next == ("approve",) and pending["kind"] == "approval" and pending["answer"] == "42"
+    out = compiled.invoke(Command(resume={"approved": True}), thread())
+    assert out["passed"] is True and out["stop_reason"] == "passed" and model.calls == 1
+
+
+def test_approval_rejection_is_repaired_against(saver: Any) -> None:
+    from langgraph.types import Command
+
+    model, client = fake("42", "forty-two")
+
+    def check(candidate: str) -> Verdict:
+        return Verdict(passed=True, score=1.0)
+
+    graph = build_repair_graph(verifier=check, model=client, settings=RepairSettings(approve=True))
+    compiled = graph.compile(checkpointer=saver)
+    compiled.invoke({"task": "6*7 in words?"}, thread())
+    compiled.invoke(Command(resume={"approved": False, "feedback": "write it in words"}), thread())
+    assert "A reviewer rejected this answer: write it in words" in model.prompt_texts[1]
+    out = compiled.invoke(Command(resume={"approved": True}), thread())
+    assert out["final_answer"] == "forty-two" and out["passed"] is True
+    assert [a.answer for a in out["history"]] == ["42", "forty-two"]
+
+
+def test_approval_topology_snapshot() -> None:
+    _, client = fake()
+    graph = build_repair_graph(verifier=exact("x"), model=client, settings=RepairSettings(approve=True))
+    drawing = graph.compile().get_graph().draw_mermaid()
+    edges = {line.strip() for line in drawing.splitlines() if "->" in line}
+    assert {"verify -.-> approve;", "approve -.-> repair;", "approve -.-> finish;"} <= edges

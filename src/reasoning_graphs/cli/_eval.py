@@ -134,7 +134,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from reasoning_graphs.evals import run_eval
 
     config = _config(args)
-    result = run_eval(config, stream=None if args.quiet else sys.stderr)
+    try:
+        result = run_eval(config, stream=None if args.quiet else sys.stderr)
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted; run the same command again to resume (finished items are kept)\n")
+        return 130
     if args.json:
         payload = {
             "out": str(result.out_dir),

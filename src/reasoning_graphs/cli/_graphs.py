@@ -31,6 +31,7 @@ FLAGS: dict[str, Flag] = {
     "max_attempts": Flag("--max-attempts", "repair: most attempts"),
     "tools": Flag("--tools", "agent / repair: tools as MODULE:NAME[,...] (MODULE may be a .py path)", str),
     "max_tool_steps": Flag("--max-tool-steps", "repair: most tool turns per attempt"),
+    "approve": Flag("--approve", "repair: pause for a person's approval before accepting a pass", bool),
     "max_steps": Flag("--max-steps", "agent: most model turns"),
     "schema": Flag("--schema", "agent: final answer schema as MODULE:Class", str),
     "beam_width": Flag("--beam", "tot: beam width"),
@@ -99,7 +100,7 @@ def _repair(o: RunOptions) -> AnyGraph:
     from reasoning_graphs.graphs import RepairSettings, build_repair_graph
     from reasoning_graphs.nodes.tools import load_tools
 
-    values = {k: v for k, v in o.flags.items() if k in {"max_attempts", "max_tool_steps"}}
+    values = {k: v for k, v in o.flags.items() if k in {"max_attempts", "max_tool_steps", "approve"}}
     tools = load_tools(o.flags["tools"]) if o.flags.get("tools") else None
     return build_repair_graph(model=o.model, roster=o.roster, tools=tools, settings=RepairSettings(**values))
 
@@ -190,7 +191,7 @@ GRAPHS: dict[str, GraphEntry] = {
         "repair",
         "generate, verify, repair against every failure until it passes",
         _repair,
-        frozenset({"max_attempts", "tools", "max_tool_steps"}),
+        frozenset({"max_attempts", "tools", "max_tool_steps", "approve"}),
     ),
     "agent": GraphEntry(
         "agent",

@@ -16,6 +16,10 @@ loop lives in one node, so a crash mid-step re-runs the whole step, tools includ
 side-effecting tool may run more than once. Use the ``agent`` graph, which checkpoints each tool
 step, when that matters.
 
+Approval (``RepairSettings(approve=True)``): a passing answer first goes to an ``approve`` node
+that pauses for a person (see :mod:`reasoning_graphs.graphs._repair_review`); a rejection counts
+as a failure with the reviewer's words as feedback.
+
 Access lists (roles and what they read):
     - ``generator`` sees ``task``.
     - ``repairer`` sees ``task`` and every ``attempt:*`` (answer plus feedback).
@@ -40,6 +44,7 @@ from reasoning_graphs.graphs._common import (
     read_as,
     require_text,
 )
+from reasoning_graphs.graphs._repair_review import Review, ask_for_approval, reviewed_history
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import (
     NodeIO,
@@ -84,6 +89,8 @@ class RepairSettings(Frozen):
     """Default call and token limits (the input's ``max_calls``/``max_tokens`` override them)."""
     max_tool_steps: int = Field(default=4, ge=1, le=50)
     """Most model turns with tools bound per attempt (used only when the graph has tools)."""
+    approve: bool = False
+    """Pause for a person's approval before accepting a passing answer."""
 
 
 ACCESS: dict[str, AccessPolicy] = {
@@ -153,13 +160,15 @@ class RepairState(RepairInput, RepairOutput, CommonState, total=False):
     """The model that wrote ``candidate``."""
     exhausted: bool
     """The budget refused a call."""
+    reviews: Annotated[list[Review], operator.add]
+    """A person's decisions on passing attempts (``approve=True``)."""
 
 
 # --- routing ---------------------------------------------------------------------------------
 
 
 def _stop_reason(state: RepairState, settings: RepairSettings) -> StopReason | None:
-    history = state.get("history") or []
+    history = reviewed_history(state)
     if state.get("exhausted"):
         return "budget"
     if state.get("error"):
@@ -255,8 +264,11 @@ class _RepairNodes:
         )
         return {"history": [attempt], "attempts": number, "candidate": None, "outputs": {label: out}}
 
+    async def approve(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
+        return ask_for_approval(state)
+
     async def finish(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
-        history = state.get("history") or []
+        history = reviewed_history(state)
         reason = _stop_reason(state, self.cfg) or "max_attempts"
         best = max(reversed(history), key=lambda a: (a.passed, a.score), default=None)
         return {
@@ -308,13 +320,20 @@ def build_repair_graph(
     def after_verify(state: RepairState) -> Literal["repair", "finish"]:
         return "finish" if _stop_reason(state, cfg) else "repair"
 
+    def after_verify_with_review(state: RepairState) -> Literal["repair", "approve", "finish"]:
+        reason = _stop_reason(state, cfg)
+        return "approve" if reason == "passed" else "finish" if reason else "repair"
+
     graph = StateGraph(RepairState, input_schema=RepairInput, output_schema=RepairOutput)
-    for name in ("start", "generate", "verify", "repair", "finish"):
+    names = ("start", "generate", "verify", "repair", "finish") + (("approve",) if cfg.approve else ())
+    for name in names:
         graph.add_node(name, dual_node(getattr(nodes, name), name=name))
+    if cfg.approve:
+        graph.add_conditional_edges("approve", after_verify)
     graph.add_edge(START, "start")
     graph.add_edge("start", "generate")
     graph.add_conditional_edges("generate", _after_attempt)
     graph.add_conditional_edges("repair", _after_attempt)
-    graph.add_conditional_edges("verify", after_verify)
+    graph.add_conditional_edges("verify", after_verify_with_review if cfg.approve else after_verify)
     graph.add_edge("finish", END)
     return graph
