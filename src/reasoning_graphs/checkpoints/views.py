@@ -92,7 +92,8 @@ def view(values: Mapping[str, Any], as_role: str) -> dict[str, Any]:
     stop_reason = values.get("stop_reason")
     shown = project_outputs(outputs, policy)
     task = outputs.get("task")
-    rename = _blind_labels(list(shown), task.text if task else "") if policy.blind else {lb: lb for lb in shown}
+    salt = task.text if task else ""
+    rename = _blind_labels(list(shown), salt) if policy.blind else {lb: lb for lb in shown}
     rendered = {}
     for label, out in shown.items():
         data = out.model_dump(mode="json", exclude=set(hidden))
