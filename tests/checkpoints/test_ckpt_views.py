@@ -175,3 +175,20 @@ def test_view_thread_latest_and_earlier(saver: Saver, pipeline: Any, pipeline_ac
         view_thread(saver, "v", "nobody")
     with pytest.raises(InputError, match=r"thread 'v' has no checkpoint 'nope'"):
         view_thread(saver, "v", "judge", checkpoint_id="nope")
+
+
+def test_blind_views_show_neutral_slots_instead_of_sides() -> None:
+    from reasoning_graphs.access import AccessPolicy, Output
+    from reasoning_graphs.checkpoints import view
+
+    outputs = {
+        "task": Output(label="task", text="Is the patch safe?"),
+        "case:pro": Output(label="case:pro", text="PRO-CASE", role="pro", model="m1"),
+        "case:con": Output(label="case:con", text="CON-CASE", role="con", model="m2"),
+    }
+    values = {"outputs": outputs, "access": {"arbiter": AccessPolicy(sees=("task", "case:*"), blind=True)}}
+    shown = view(values, "arbiter")
+    assert set(shown["outputs"]) == {"task", "case:slot-1", "case:slot-2"}
+    dumped = json.dumps(shown)
+    assert "pro" not in dumped.replace("PRO-CASE", "") and "con" not in dumped.replace("CON-CASE", "")
+    assert "m1" not in dumped and "m2" not in dumped
