@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", default=DEFAULT_MODEL, help="evaluators' default model")
     evaluate.add_argument("--roster", help="comma-separated provider strings for the evaluators")
     db_arg(evaluate)
+
+    from reasoning_graphs.cli._eval import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from reasoning_graphs.cli._eval import cmd_eval
 from reasoning_graphs.cli._graphs import FLAGS, GraphEntry, RunOptions, get_graph
 from reasoning_graphs.cli._output import dumps, err, out, progress_line, to_jsonable
 from reasoning_graphs.errors import ConfigurationError, InputError, UnknownThreadError
@@ -440,6 +441,7 @@ _COMMANDS = {
     "history": cmd_history,
     "show": cmd_show,
     "evaluate": cmd_evaluate,
+    "eval": cmd_eval,
 }
 
 

@@ -54,7 +54,7 @@ def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
         "self-consistency at matched calls on a dataset file; write receipt.json, report.md and "
         "plot.png. Re-running the same command resumes an interrupted evaluation.",
     )
-    p.add_argument("--pattern", help="repair, tot, reflection, dialectic or debate")
+    p.add_argument("--pattern", help="repair, self_refine, tot, reflection, dialectic or debate")
     p.add_argument("--dataset", help="data file: HumanEval, MBPP, GSM8K, MT-Bench/Vicuna, game24.csv")
     p.add_argument("--from-receipt", help="re-run the configuration stored in a receipt.json")
     p.add_argument("--n", type=_positive_int, help="items to run (default: all)")
