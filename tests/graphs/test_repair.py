@@ -263,7 +263,8 @@ def test_approval_rejection_is_repaired_against(saver: Any) -> None:
     assert "A reviewer rejected this answer: write it in words" in model.prompt_texts[1]
     out = compiled.invoke(Command(resume={"approved": True}), thread())
     assert out["final_answer"] == "forty-two" and out["passed"] is True
-    assert [a.answer for a in out["history"]] == ["42", "forty-two"]
+    assert [(a.answer, a.passed) for a in out["history"]] == [("42", False), ("forty-two", True)]
+    assert out["history"][0].feedback == "A reviewer rejected this answer: write it in words"
 
 
 def test_approval_topology_snapshot() -> None:
@@ -272,3 +273,10 @@ def test_approval_topology_snapshot() -> None:
     drawing = graph.compile().get_graph().draw_mermaid()
     edges = {line.strip() for line in drawing.splitlines() if "->" in line}
     assert {"verify -.-> approve;", "approve -.-> repair;", "approve -.-> finish;"} <= edges
+
+
+def test_limits_can_come_from_the_run_context() -> None:
+    _, client = fake("a", "b", "c")
+    graph = build_repair_graph(verifier=exact("z"), model=client).compile()
+    out = graph.invoke({"task": "t"}, context={"max_calls": 1})
+    assert out["stop_reason"] == "budget" and out["usage"].total.calls == 1

@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord, merge_outputs, project_outputs
 from reasoning_graphs.budget import Budget, add_usage
 from reasoning_graphs.errors import InputError
+from reasoning_graphs.nodes import context_value
 from reasoning_graphs.types import StopReason, Usage
 
 __all__ = [
@@ -65,14 +66,18 @@ class CommonState(CommonOutput, total=False):
 
 
 def budget_for_run(state: Mapping[str, Any], default: Budget) -> Budget:
-    """Return the budget for a run: the input's limits over the factory's default.
+    """Return the budget for a run: the input's limits, else the run context's, else the default.
+
+    The run context (``invoke(..., context={"max_calls": 20})``) is how Studio sets limits per run.
 
     Raises:
-        InputError: a limit in the input is not a positive integer.
+        InputError: a limit is not a positive integer.
     """
     updates: dict[str, int] = {}
     for key in ("max_calls", "max_tokens"):
         value = state.get(key)
+        if value is None:
+            value = context_value(key)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

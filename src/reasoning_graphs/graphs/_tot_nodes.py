@@ -122,12 +122,18 @@ class SearchNodes:
     def verifier_of(self, state: Mapping[str, Any], task: ThoughtTask) -> Verifier:
         """Return the run's verifier: the input's spec, the factory's, or the task's default.
 
+        Blocking (a spec may read a data file): node bodies call :meth:`averifier_of`.
+
         Raises:
             InputError: a bad spec, or no verifier at all for this task.
         """
         default = task.default_verifier(state.get("task", ""))
         built = self.verifier if self.verifier is not None else (from_spec(default) if default else None)
         return choose_verifier(built, state.get("verifier"))
+
+    async def averifier_of(self, io: NodeIO, state: Mapping[str, Any], task: ThoughtTask) -> Verifier:
+        """:meth:`verifier_of`, off the event loop."""
+        return await io.run(self.verifier_of, state, task)
 
     def plan_of(self, state: Mapping[str, Any], task: ThoughtTask) -> SearchPlan:
         """Return the search shape: the settings, with the input's overrides.
@@ -153,7 +159,7 @@ class SearchNodes:
         task = self.task_of(state)
         root = task.root(text)
         plan = self.plan_of(state, task)
-        self.verifier_of(state, task)
+        await self.averifier_of(io, state, task)
         return {
             "budget": budget_for_run(state, self.cfg.budget),
             "access": self.access,
@@ -208,7 +214,7 @@ class SearchNodes:
         seen, _ = read_as(state, "valuer")
         text = seen["task"].text
         new = [tree[c] for c in state.get("candidates") or []]
-        check = self.verifier_of(state, task)
+        check = await self.averifier_of(io, state, task)
         nodes: dict[str, ThoughtNode] = {}
         outputs: dict[str, Output] = {}
         for node in (n for n in new if n.terminal):

@@ -44,16 +44,16 @@ from reasoning_graphs.graphs._common import (
     read_as,
     require_text,
 )
-from reasoning_graphs.graphs._repair_review import Review, ask_for_approval, reviewed_history
+from reasoning_graphs.graphs._repair_review import Review, ask_for_approval
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import (
     NodeIO,
     ToolRun,
     Toolset,
-    choose_verifier,
     dual_node,
     generate,
     generate_with_tools,
+    load_verifier,
     pick_model,
     roster_from_context,
     run_check,
@@ -162,13 +162,15 @@ class RepairState(RepairInput, RepairOutput, CommonState, total=False):
     """The budget refused a call."""
     reviews: Annotated[list[Review], operator.add]
     """A person's decisions on passing attempts (``approve=True``)."""
+    awaiting: Attempt | None
+    """A passing attempt waiting for a person's approval."""
 
 
 # --- routing ---------------------------------------------------------------------------------
 
 
 def _stop_reason(state: RepairState, settings: RepairSettings) -> StopReason | None:
-    history = reviewed_history(state)
+    history = state.get("history") or []
     if state.get("exhausted"):
         return "budget"
     if state.get("error"):
@@ -197,7 +199,7 @@ class _RepairNodes:
 
     async def start(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
         task = require_text(state.get("task"), "task")
-        choose_verifier(self.verifier, state.get("verifier"))  # a bad spec fails before any call
+        await load_verifier(io, self.verifier, state.get("verifier"))  # a bad spec fails before any call
         return {
             "budget": budget_for_run(state, self.cfg.budget),
             "access": ACCESS,
@@ -243,7 +245,7 @@ class _RepairNodes:
         candidate = state.get("candidate")
         if candidate is None:
             return {}
-        check = choose_verifier(self.verifier, state.get("verifier"))
+        check = await load_verifier(io, self.verifier, state.get("verifier"))
         verdict = await run_check(io, check, candidate, state.get("task", ""))
         number = len(state.get("history") or []) + 1
         model_id = state.get("candidate_model", "")
@@ -262,13 +264,15 @@ class _RepairNodes:
             model=model_id,
             data={"passed": verdict.passed, "feedback": verdict.feedback},
         )
+        if verdict.passed and self.cfg.approve:  # a person decides before it enters the history
+            return {"awaiting": attempt, "candidate": None, "outputs": {label: out}}
         return {"history": [attempt], "attempts": number, "candidate": None, "outputs": {label: out}}
 
     async def approve(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
         return ask_for_approval(state)
 
     async def finish(self, state: RepairState, io: NodeIO) -> dict[str, Any]:
-        history = reviewed_history(state)
+        history = state.get("history") or []
         reason = _stop_reason(state, self.cfg) or "max_attempts"
         best = max(reversed(history), key=lambda a: (a.passed, a.score), default=None)
         return {
@@ -321,8 +325,9 @@ def build_repair_graph(
         return "finish" if _stop_reason(state, cfg) else "repair"
 
     def after_verify_with_review(state: RepairState) -> Literal["repair", "approve", "finish"]:
-        reason = _stop_reason(state, cfg)
-        return "approve" if reason == "passed" else "finish" if reason else "repair"
+        if state.get("awaiting") is not None:
+            return "approve"
+        return "finish" if _stop_reason(state, cfg) else "repair"
 
     graph = StateGraph(RepairState, input_schema=RepairInput, output_schema=RepairOutput)
     names = ("start", "generate", "verify", "repair", "finish") + (("approve",) if cfg.approve else ())

@@ -54,7 +54,7 @@ from reasoning_graphs.nodes import (
     run_check,
     score_rubric,
 )
-from reasoning_graphs.nodes.verification import choose_verifier
+from reasoning_graphs.nodes.verification import load_verifier
 from reasoning_graphs.prompting import PromptTemplate
 from reasoning_graphs.types import Critique, Frozen, StopReason, Usage
 from reasoning_graphs.verifiers import Verifier, extract_number_answer, normalize_text
@@ -235,7 +235,7 @@ class _Nodes:
     async def start(self, state: SelfRefineState, io: NodeIO) -> dict[str, Any]:
         task = require_text(state.get("task"), "task")
         if state.get("verifier"):
-            choose_verifier(None, state["verifier"])
+            await load_verifier(io, None, state["verifier"])
         return {
             "budget": budget_for_run(state, self.cfg.budget),
             "access": ACCESS,
@@ -311,7 +311,8 @@ class _Nodes:
         update["selected"] = index
         update["final_answer"] = candidates[index].answer if index is not None else None
         if index is not None and state.get("verifier"):
-            verdict = await run_check(io, choose_verifier(None, state["verifier"]), candidates[index].answer,
+            check = await load_verifier(io, None, state["verifier"])
+            verdict = await run_check(io, check, candidates[index].answer,
                                       state.get("task", ""))  # fmt: skip
             update["passed"] = verdict.passed
         elif index is not None and self.verifier is not None:

@@ -30,7 +30,7 @@ from reasoning_graphs.nodes.tools import (
     observe,
     verifier_tool,
 )
-from reasoning_graphs.nodes.verification import choose_verifier, run_check
+from reasoning_graphs.nodes.verification import choose_verifier, load_verifier, run_check
 
 __all__ = [
     "ASYNC_IO",
@@ -54,6 +54,7 @@ __all__ = [
     "generate",
     "generate_with_tools",
     "load_tools",
+    "load_verifier",
     "model_id_of",
     "observe",
     "pick_model",

@@ -7,7 +7,7 @@ from reasoning_graphs.nodes._runtime import NodeIO
 from reasoning_graphs.types import Verdict
 from reasoning_graphs.verifiers import Verifier, from_spec
 
-__all__ = ["choose_verifier", "run_check"]
+__all__ = ["choose_verifier", "load_verifier", "run_check"]
 
 
 def choose_verifier(built: Verifier | None, spec: str | None) -> Verifier:
@@ -23,6 +23,15 @@ def choose_verifier(built: Verifier | None, spec: str | None) -> Verifier:
             "this graph needs a verifier: pass verifier=... to the factory or 'verifier' in the input"
         )
     return built
+
+
+async def load_verifier(io: NodeIO, built: Verifier | None, spec: str | None) -> Verifier:
+    """:func:`choose_verifier` off the event loop (specs may read data files).
+
+    Raises:
+        InputError: neither was given, or the spec is unknown.
+    """
+    return await io.run(choose_verifier, built, spec)
 
 
 async def run_check(io: NodeIO, verifier: Verifier, candidate: str, task: str = "") -> Verdict:
