@@ -46,7 +46,7 @@ class Arm:
 
 
 def default_arms(model: LocalChatModel) -> list[Arm]:
-    """Return the baseline (raw llama-cpp-python) and the LangChain arm over the same model."""
+    """Return the baseline (raw llama-cpp-python), the LangChain arm and the seam arm (same model)."""
     llama = model.load_llama()
     sampling: dict[str, Any] = {
         "temperature": model.temperature,
@@ -69,7 +69,18 @@ def default_arms(model: LocalChatModel) -> list[Arm]:
         assert usage is not None
         return usage["output_tokens"]
 
-    return [Arm(BASELINE, raw), Arm("LocalChatModel.invoke", langchain)]
+    from reasoning_graphs.models import ModelClient
+
+    seam = ModelClient(model, model_id="local:smollm2")
+
+    def through_seam(prompt: str) -> int:
+        return seam.call(prompt).usage.output_tokens
+
+    return [
+        Arm(BASELINE, raw),
+        Arm("LocalChatModel.invoke", langchain),
+        Arm("the model seam (ModelClient.call)", through_seam),
+    ]
 
 
 Sample = dict[str, tuple[int, float]]
