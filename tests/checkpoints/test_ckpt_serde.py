@@ -267,6 +267,7 @@ def test_names_outside_the_package_are_never_imported(
     for module in ("evil_side_effect", "reasoning_graphs_evil"):
         (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass X: pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reasoning_graphs.studio", raising=False)  # another test may have
     stored = ormsgpack.packb(
         [
             _ext(EXT_PYDANTIC_V2, "evil_side_effect", "X", {}, "model_validate_json"),

@@ -160,7 +160,7 @@ def test_task_ids_and_paths(data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp
         HumanEvalTests("HumanEval/999", str(data_dir))
     with pytest.raises(InputError, match="no task 99999"):
         MbppTests(99999, str(data_dir))
-    monkeypatch.chdir(data_dir.parents[1] / "main")
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the repository root
     monkeypatch.delenv("REASONING_GRAPHS_DATA", raising=False)
     assert MbppTests(2).spec == "mbpp:2"
     monkeypatch.chdir(tmp_path)

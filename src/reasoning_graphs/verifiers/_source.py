@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 from typing import Literal, overload
 
 __all__ = ["parse_quietly"]
+
+# CPython 3.11 can fail with "SystemError: AST constructor recursion depth mismatch" when two
+# threads parse at once (parallel graph branches verify concurrently): parse one at a time.
+_PARSE_LOCK = threading.Lock()
 
 
 @overload
@@ -33,7 +38,7 @@ def parse_quietly(source: str, mode: Literal["exec", "eval"] = "exec") -> ast.Mo
     Raises:
         SyntaxError: The source does not parse.
     """
-    with warnings.catch_warnings():
+    with _PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         tree = ast.parse(source, mode=mode)
