@@ -14,6 +14,7 @@ never block the event loop nor hold threads of the default executor while queued
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import functools
@@ -168,9 +169,20 @@ _LOAD_LOCK = threading.Lock()
 
 def _slot(key: _SlotKey) -> _Slot:
     with _SLOTS_LOCK:
+        if not _SLOTS:
+            atexit.register(_close_all)
         if key not in _SLOTS:
             _SLOTS[key] = _Slot(key)
         return _SLOTS[key]
+
+
+def _close_all() -> None:
+    """Free loaded models while the interpreter is whole (``Llama.__del__`` fails at teardown)."""
+    with _SLOTS_LOCK:
+        for slot in _SLOTS.values():
+            llama, slot._llama = slot._llama, None
+            if llama is not None:
+                llama.close()
 
 
 @contextlib.contextmanager
