@@ -71,7 +71,7 @@ def test_served_graphs_have_no_checkpointer_and_declare_the_context(name: str) -
     assert graph.checkpointer is None  # the server brings its own and rejects a custom one
     assert graph.context_schema is studio.StudioContext
     assert graph.name == name
-    assert set(graph.get_context_jsonschema()["properties"]) == {"model", "roster"}  # type: ignore[index]
+    assert set(graph.get_context_jsonschema()["properties"]) == {"model", "roster", "max_calls", "max_tokens"}  # type: ignore[index]
 
 
 def test_default_model_comes_from_the_environment() -> None:
@@ -104,7 +104,7 @@ def test_the_context_validates_model_strings() -> None:
     with pytest.raises(ValueError, match="unknown model provider"):
         studio.StudioContext(roster=["nope:x"])
     with pytest.raises(ValueError, match="extra"):
-        studio.StudioContext.model_validate({"model": MODEL, "max_calls": 3})
+        studio.StudioContext.model_validate({"model": MODEL, "temperature": 3})
 
 
 def test_unknown_graph_name_lists_the_served_ones() -> None:
@@ -221,3 +221,14 @@ def test_only_studio_reads_the_environment_at_import() -> None:
     reads = json.loads(done.stdout.strip().splitlines()[-1])
     assert reads["package"] == []
     assert ["studio.py", "REASONING_GRAPHS_MODEL"] in reads["studio"]  # the probe sees real reads
+
+
+def test_the_context_sets_limits_for_a_run() -> None:
+    from reasoning_graphs.graphs import build_repair_graph
+    from reasoning_graphs.testing import ScriptedChatModel
+    from reasoning_graphs.types import Verdict
+
+    script = ScriptedChatModel(replies=["a", "b", "c"])
+    graph = build_repair_graph(model=script, verifier=lambda c: Verdict(passed=False, feedback=c))
+    out = graph.compile().invoke({"task": "t"}, context=studio.StudioContext(max_calls=1))
+    assert out["stop_reason"] == "budget" and out["usage"].total.calls == 1

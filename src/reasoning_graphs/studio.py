@@ -138,6 +138,10 @@ class StudioContext(BaseModel):
     roster: list[str] = Field(default_factory=list)
     """Several provider strings, for graphs that rotate or fan out across models (reflection's
     drafts, dialectic's roles, debate agents ...); it takes precedence over ``model``."""
+    max_calls: int | None = Field(default=None, ge=1)
+    """The run's call budget, when the input sets none."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The run's token budget, when the input sets none."""
 
     @field_validator("model")
     @classmethod
