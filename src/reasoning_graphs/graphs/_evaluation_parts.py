@@ -21,8 +21,8 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator, model_
 from pydantic.alias_generators import to_camel
 
 from reasoning_graphs.budget import Budget
-from reasoning_graphs.errors import ConfigurationError, InputError
-from reasoning_graphs.models import parse_spec
+from reasoning_graphs.errors import InputError
+from reasoning_graphs.graphs._agent_fields import check_agent_id, check_model_ref, join_provider
 from reasoning_graphs.types import Frozen
 
 __all__ = [
@@ -83,36 +83,17 @@ class EvaluatorSpec(_Config):
     @model_validator(mode="before")
     @classmethod
     def _join_provider(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or "provider" not in data:
-            return data
-        data = dict(data)
-        provider, model = data.pop("provider"), data.get("model")
-        if not isinstance(provider, str) or not isinstance(model, str) or not model:
-            raise ValueError(f"provider {provider!r} needs a model name, got model {model!r}")
-        if ":" not in model:
-            data["model"] = f"{provider}:{model}"
-        elif not model.startswith(f"{provider}:"):
-            raise ValueError(f"provider {provider!r} contradicts model {model!r}; give one of them")
-        return data
+        return join_provider(data)
 
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID.fullmatch(value):
-            raise ValueError(f"id {value!r} must be 1-64 letters, digits, '_', '.' or '-'")
-        return value
+        return check_agent_id(value)
 
     @field_validator("model")
     @classmethod
     def _check_model(cls, value: str | int | None) -> str | int | None:
-        if isinstance(value, int) and value < 0:
-            raise ValueError(f"a roster index must be >= 0, got {value!r}")
-        if isinstance(value, str):
-            try:
-                parse_spec(value)
-            except ConfigurationError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+        return check_model_ref(value)
 
 
 class EvaluationConfig(_Config):
