@@ -12,7 +12,6 @@ a criterion no evaluator scored averages to None (``N/A`` in Markdown, ``null`` 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,8 +57,6 @@ TITLES: dict[str, str] = {
     "overall": "Overall Score",
 }
 """Column titles of the Markdown table."""
-
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 class _Config(Frozen):
