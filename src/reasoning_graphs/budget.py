@@ -57,10 +57,20 @@ class Budget(Frozen):
         if self.max_calls is not None and usage.total.calls + calls > self.max_calls:
             return False
         if self.max_tokens is not None:
-            reserved = calls * self.reserve_tokens_per_call
-            if usage.total.tokens + reserved > self.max_tokens or usage.total.tokens >= self.max_tokens:
+            spent = self.spent_tokens(usage)
+            if spent + calls * self.reserve_tokens_per_call > self.max_tokens or spent >= self.max_tokens:
                 return False
         return True
+
+    def spent_tokens(self, usage: Usage) -> int:
+        """Tokens charged against ``max_tokens`` so far.
+
+        A call whose usage is unknown is charged its reservation, and no call is charged less than
+        its reservation, so retries and schema repairs inside a reserved step cannot overspend.
+        """
+        total = usage.total
+        reserve = self.reserve_tokens_per_call
+        return max(total.tokens + total.unknown_usage_calls * reserve, total.calls * reserve)
 
     def allowance(self, usage: Usage, batch: int = 1) -> int | None:
         """Return the calls each member of a batch may make (repairs included), or None.
@@ -68,7 +78,11 @@ class Budget(Frozen):
         The remaining calls are split evenly so that the batch as a whole can never exceed the
         budget, whatever order its members finish in.
         """
+        shares: list[int] = []
         left = self.remaining_calls(usage)
-        if left is None:
-            return None
-        return left // max(1, batch)
+        if left is not None:
+            shares.append(left // max(1, batch))
+        if self.max_tokens is not None and self.reserve_tokens_per_call:
+            room = max(0, self.max_tokens - self.spent_tokens(usage))
+            shares.append(room // (self.reserve_tokens_per_call * max(1, batch)))
+        return min(shares) if shares else None

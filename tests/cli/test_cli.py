@@ -174,14 +174,58 @@ def _sha(path: Path) -> str:
         (["run", "repair"], "missing task"),
         (["run", "repair", "--task", "x", "--verifier", "bogus:1"], "known"),
         (["run", "repair", "--task", "x", "--input", "/nonexistent.json"], "does not exist"),
-        (["resume", "--thread", "missing"], "no thread 'missing'"),
-        (["show", "--thread", "missing"], "no thread 'missing'"),
-        (["history", "--thread", "missing"], "missing"),
+        (["resume", "--thread", "missing"], "no checkpoint database at"),
+        (["show", "--thread", "missing"], "no checkpoint database at"),
+        (["history", "--thread", "missing"], "no checkpoint database at"),
+        (["threads"], "no checkpoint database at"),
     ],
 )
 def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], db: str, args: list[str], needle: str) -> None:
     code, _, err = cli(capsys, *args, "--db", db)
     assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_unknown_thread_in_an_existing_database_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str
+) -> None:
+    model = script(tmp_path, [{"match": "24", "reply": "(13-9)*(10-4)"}])
+    cli(
+        capsys,
+        "run",
+        "repair",
+        "--task",
+        "make 24",
+        "--verifier",
+        "game24:4 9 10 13",
+        "--model",
+        model,
+        "--db",
+        db,
+    )
+    for command in ("resume", "show", "history"):
+        code, _, err = cli(capsys, command, "--thread", "missing", "--db", db)
+        assert code == 2 and "no thread 'missing'" in err, command
+
+
+def test_read_commands_never_create_a_database(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "nested" / "runs.sqlite"
+    assert cli(capsys, "threads", "--db", str(target))[0] == 2
+    assert not target.parent.exists()
+
+
+def test_a_fifo_or_deeply_nested_input_is_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str
+) -> None:
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, _, err = cli(capsys, "run", "repair", "--input", str(fifo), "--db", db)
+    assert code == 2 and "not a regular file" in err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = cli(capsys, "run", "repair", "--input", str(deep), "--db", db)
+    assert code == 2 and "nested too deeply" in err
 
 
 def test_invalid_input_json_names_the_problem(
@@ -228,6 +272,7 @@ def test_not_sqlite_database_is_left_untouched(capsys: pytest.CaptureFixture[str
     before = _sha(path)
     code, _, err = cli(capsys, "threads", "--db", str(path))
     assert code == 4 and "notes.txt" in err and _sha(path) == before
+    assert "precious" not in err  # the file's content is never echoed
 
 
 def test_locked_database_is_reported_and_untouched(

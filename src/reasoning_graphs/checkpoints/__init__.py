@@ -6,6 +6,11 @@
   :func:`fork` inspect, resume and branch stored runs of any compiled graph.
 - :func:`roles`, :func:`view` and :func:`view_thread` show a state as one role may see it.
 
+Reliability (``docs/reliability.md``): ``open_saver(path, integrity=True)`` seals every stored
+row and verifies a thread before reading it (:mod:`.integrity`); :mod:`.lease` allows one runner
+per thread; :mod:`.manifest` records what a run depends on, and its ``guard_thread`` checks all
+three before a run.
+
 Runs record their graph's name by passing ``config={"configurable": {"thread_id": ...},
 "metadata": {"graph": NAME}}``. Graphs never embed a checkpointer: compile with the saver.
 """

@@ -6,6 +6,10 @@ with ``invoke``/``stream`` and :func:`open_async_saver` with ``ainvoke``/``astre
 be open on one file at once (WAL journal), e.g. a sync saver to inspect threads while an async
 run writes.
 
+With ``integrity=True`` the sync saver is an
+:class:`~reasoning_graphs.checkpoints.integrity.IntegritySaver`: every stored row is sealed with
+an HMAC and a thread is verified before anything of it is deserialized.
+
 Before anything touches an existing file, its header is checked; then a write transaction is
 begun and rolled back, so a locked database is reported at once (after the busy timeout)
 instead of failing mid-run. Either failure raises :class:`~reasoning_graphs.errors.CheckpointError`
@@ -55,6 +59,8 @@ def _prepare(path: str | os.PathLike[str]) -> str:
     file = Path(path).expanduser()
     if file.is_dir():
         raise CheckpointError(f"checkpoint database {str(file)!r} is a directory; pass a file path")
+    if file.exists() and not file.is_file():
+        raise CheckpointError(f"checkpoint database {str(file)!r} is not a regular file; pass a file path")
     if file.exists():
         try:
             with file.open("rb") as handle:
@@ -63,7 +69,7 @@ def _prepare(path: str | os.PathLike[str]) -> str:
             raise CheckpointError(f"cannot read checkpoint database {str(file)!r}: {exc}") from exc
         if head and head != _HEADER:
             raise CheckpointError(
-                f"{str(file)!r} is not a SQLite database (it starts with {head!r}); "
+                f"{str(file)!r} is not a SQLite database; "
                 "pass the path of a checkpoint database or of a new file"
             )
     else:
@@ -93,6 +99,7 @@ def open_saver(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     allow: Iterable[AllowedType] = (),
+    integrity: bool | bytes = False,
 ) -> Iterator[SqliteSaver]:
     """Open a sync SQLite saver on ``path`` (created with its folder if missing).
 
@@ -100,13 +107,18 @@ def open_saver(
         path: the database file, or ``":memory:"``.
         timeout: seconds to wait for another connection's lock.
         allow: extra state types to rebuild on load (see :class:`StrictSerializer`).
+        integrity: seal every stored row and verify threads before reading them (an
+            ``IntegritySaver``); True takes the key from ``$REASONING_GRAPHS_HMAC_KEY`` or the
+            file ``<path>.key`` (created with mode 0600), bytes are the key itself.
 
     Yields:
         A ``SqliteSaver`` with WAL journal, busy timeout and the strict serializer; the connection
         is closed on exit.
 
     Raises:
-        CheckpointError: the path is a folder, not a SQLite database, or locked.
+        CheckpointError: the path is a folder, not a SQLite database, or locked; or (with
+            ``integrity``) the database was sealed with another key.
+        ConfigurationError: (with ``integrity``) the key is missing, malformed or readable by others.
 
     Example:
         >>> with open_saver("runs/checkpoints.sqlite") as saver:  # doctest: +SKIP
@@ -118,13 +130,24 @@ def open_saver(
         try:
             for statement in _PROBE:
                 conn.execute(statement)
-            saver = SqliteSaver(conn, serde=StrictSerializer(allow=allow))
+            saver = _sync_saver(conn, location, StrictSerializer(allow=allow), integrity)
             saver.setup()
         except sqlite3.Error as exc:
             raise _translate(location, exc, timeout) from exc
         yield saver
     finally:
         conn.close()
+
+
+def _sync_saver(
+    conn: sqlite3.Connection, location: str, serde: StrictSerializer, integrity: bool | bytes
+) -> SqliteSaver:
+    if integrity is False:
+        return SqliteSaver(conn, serde=serde)
+    from reasoning_graphs.checkpoints.integrity import IntegritySaver, open_key
+
+    key, created = (integrity, False) if isinstance(integrity, bytes) else open_key(location, conn)
+    return IntegritySaver(conn, key=key, serde=serde, database=location, adopt=created)
 
 
 @asynccontextmanager

@@ -26,9 +26,19 @@ def _db(args: argparse.Namespace) -> str:
     return args.db or os.environ.get("REASONING_GRAPHS_DB") or ".reasoning_graphs/checkpoints.sqlite"
 
 
+def _existing_db(args: argparse.Namespace) -> str:
+    """The database for a command that only reads threads: it must exist (never create it)."""
+    path = _db(args)
+    if not Path(path).exists():
+        raise InputError(f"no checkpoint database at {path!r}; run a graph first or pass --db PATH")
+    return path
+
+
 def _read_text(path: str, what: str) -> str:
     p = Path(path)
     try:
+        if p.exists() and not p.is_file() and not p.is_dir():
+            raise InputError(f"{what} {path!r} is not a regular file")
         if p.stat().st_size > _MAX_INPUT_BYTES:
             raise InputError(f"{what} {path!r} is larger than {_MAX_INPUT_BYTES // 2**20} MiB")
         return p.read_text(encoding="utf-8")
@@ -111,6 +121,8 @@ def _read_input_file(path: str) -> dict[str, Any]:
         loaded = json.loads(_read_text(path, "input file"))
     except json.JSONDecodeError as exc:
         raise InputError(f"input file {path!r} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError(f"input file {path!r} is nested too deeply") from None
     if not isinstance(loaded, dict):
         raise InputError(f"input file {path!r} must hold a JSON object, not {type(loaded).__name__}")
     return loaded
@@ -330,12 +342,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     from reasoning_graphs.checkpoints import open_saver
 
-    with open_saver(_db(args)) as saver:
+    with open_saver(_existing_db(args)) as saver:
         entry, options, config = _stored_run(saver, args.thread)
         compiled = _compile(entry, options, saver)
         state = compiled.get_state(config)
         pending = _pending_interrupts(state)
-        if not state.next:
+        if not state.tasks:  # not state.next: a kill between a step's writes and its checkpoint
             err(f"thread {args.thread}: already finished")
         elif pending:
             err(f"thread {args.thread}: resuming {entry.name} with the human's answers")
@@ -351,7 +363,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_threads(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import list_threads, open_saver
 
-    with open_saver(_db(args)) as saver:
+    with open_saver(_existing_db(args)) as saver:
         threads = list_threads(saver)
     if args.json:
         out(dumps(threads))
@@ -366,7 +378,7 @@ def cmd_threads(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import history, open_saver
 
-    with open_saver(_db(args)) as saver:
+    with open_saver(_existing_db(args)) as saver:
         items = history(saver, args.thread)
     if args.json:
         out(dumps(items))
@@ -380,7 +392,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import open_saver, view_thread
 
-    with open_saver(_db(args)) as saver:
+    with open_saver(_existing_db(args)) as saver:
         if args.as_role:
             shown: Any = view_thread(saver, args.thread, args.as_role, checkpoint_id=args.checkpoint)
         else:
@@ -413,7 +425,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     )
 
     config = EvaluationConfig.from_file(args.config) if args.config else EvaluationConfig()
-    with open_saver(_db(args)) as saver:
+    with open_saver(_existing_db(args)) as saver:
         entry, options, run_config = _stored_run(saver, args.thread)
         values = dict(_compile(entry, options, saver).get_state(run_config).values)
     transcript = render_transcript(values) if isinstance(values.get("config"), DebateConfig) else None

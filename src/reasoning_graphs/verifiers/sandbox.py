@@ -225,6 +225,11 @@ def _execute(
     read_fd, write_fd = os.pipe()
     interpreter = run_plan.isolation.interpreter
     argv = [*run_plan.prefix, interpreter, "-I", "-B", "-S", *harness_args(interpreter), str(write_fd)]
+    setpriv = shutil.which("setpriv", path=SAFE_PATH)
+    if run_plan.prefix and setpriv:
+        # If this process is killed (SIGKILL included), the kernel kills the sandbox too: its
+        # pid-namespace init dies, and with it everything the candidate started.
+        argv = [setpriv, "--pdeathsig", "KILL", *argv]
     env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": workdir, "TMPDIR": "/tmp"}
     start = time.monotonic()
     try:
