@@ -148,10 +148,10 @@ def test_serves_every_graph_in_langgraph_json(client: SyncLangGraphClient) -> No
     assert served == set(config["graphs"]) == {*EXPECTED, "repair_approval"}
 
 
-def test_context_schema_offers_model_and_roster(client: SyncLangGraphClient) -> None:
+def test_context_schema_offers_model_roster_and_limits(client: SyncLangGraphClient) -> None:
     assistant = client.assistants.search(graph_id="repair")[0]
     schema = client.assistants.get_schemas(assistant["assistant_id"])["context_schema"]
-    assert set(schema["properties"]) == {"model", "roster"}
+    assert set(schema["properties"]) == {"model", "roster", "max_calls", "max_tokens"}
     assert schema["properties"]["model"]["examples"][0] == f"fake:{SCRIPT}"  # the server default
 
 

@@ -56,6 +56,8 @@ exception to raise."""
 Responder = Callable[[list[BaseMessage]], Reply]
 """A function from the prompt messages to a reply."""
 
+_MAX_SCRIPT_BYTES = 64 * 1024 * 1024
+
 
 class TransientModelError(ConnectionError):
     """A scripted transient failure (the seam retries it)."""
@@ -169,11 +171,19 @@ class ScriptedChatModel(BaseChatModel):
         """
         p = Path(path)
         try:
+            if p.exists() and not p.is_file():
+                raise ConfigurationError(f"fake model script {str(p)!r} is not a regular file")
+            if p.stat().st_size > _MAX_SCRIPT_BYTES:
+                raise ConfigurationError(
+                    f"fake model script {str(p)!r} is larger than {_MAX_SCRIPT_BYTES // 2**20} MiB"
+                )
             data = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigurationError(f"fake model script {str(p)!r} does not exist") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigurationError(f"fake model script {str(p)!r} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ConfigurationError(f"fake model script {str(p)!r} is nested too deeply") from None
         name = f"fake:{path}"
         if isinstance(data, list):
             return cls(replies=data, model_name=name)

@@ -95,6 +95,7 @@ def main(argv: list[str]) -> int:
         {"lease": _lease, "resume": _resume, "run": _run}[command](*args)
     except ReasoningGraphsError as exc:
         _say({"error": type(exc).__name__, "message": str(exc), "seconds": time.monotonic() - started})
+        sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
         return 4
     return 0
 

@@ -184,7 +184,9 @@ def install(conn: sqlite3.Connection, key: bytes) -> None:
     conn.executescript(SCHEMA + TRIGGERS)
     found = conn.execute("SELECT value FROM rg_meta WHERE name = 'key_check'").fetchone()
     if found is None:
-        conn.execute("INSERT INTO rg_meta(name, value) VALUES ('key_check', ?)", (key_check(key),))
+        # Several processes may open a new database at once: the first insert wins, the others
+        # keep it (they share the key file, so the value is the same).
+        conn.execute("INSERT OR IGNORE INTO rg_meta(name, value) VALUES ('key_check', ?)", (key_check(key),))
         conn.commit()
 
 

@@ -26,11 +26,15 @@ def _db(args: argparse.Namespace) -> str:
     return args.db or os.environ.get("REASONING_GRAPHS_DB") or ".reasoning_graphs/checkpoints.sqlite"
 
 
-def _existing_db(args: argparse.Namespace) -> str:
-    """The database for a command that only reads threads: it must exist (never create it)."""
+def _existing_db(args: argparse.Namespace, thread: str | None = None) -> str:
+    """The database for a command that only reads threads: it must exist (never create it).
+
+    A missing database is bad input (exit 2); a command naming a thread says which.
+    """
     path = _db(args)
     if not Path(path).exists():
-        raise InputError(f"no checkpoint database at {path!r}; run a graph first or pass --db PATH")
+        problem = f"no checkpoint database at {path!r}; run a graph first or pass --db PATH"
+        raise InputError(f"no thread {thread!r}: {problem}" if thread is not None else problem)
     return path
 
 
@@ -268,12 +272,28 @@ def _compile(entry: GraphEntry, options: RunOptions, saver: Any) -> Any:
     return graph.compile(checkpointer=saver, name=entry.name)
 
 
+def _check_input_keys(compiled: Any, entry: GraphEntry, payload: dict[str, Any]) -> None:
+    """Refuse input keys the graph does not take (they would be silently ignored)."""
+    try:
+        allowed = set(compiled.get_input_jsonschema().get("properties", {}))
+    except Exception:
+        return
+    unknown = sorted(set(payload) - allowed)
+    if allowed and unknown:
+        raise InputError(
+            f"unknown input key(s) for graph {entry.name!r}: {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(sorted(allowed))}"
+        )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import open_saver
 
     entry = get_graph(args.graph)
     payload = _load_input(args, entry)
     options = _options(args, entry)
+    if args.thread is not None and not args.thread.strip():
+        raise InputError("--thread must not be empty (omit it for a fresh thread id)")
     thread_id = args.thread or uuid.uuid4().hex[:12]
     with open_saver(_db(args)) as saver:
         config: Any = {"configurable": {"thread_id": thread_id}}
@@ -283,6 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         config["metadata"] = {"graph": entry.name, "run_options": json.dumps(options.to_metadata())}
         compiled = _compile(entry, options, saver)
+        _check_input_keys(compiled, entry, payload)
         err(f"thread {thread_id}: running {entry.name} on {', '.join(options.roster or [options.model])}")
         try:
             _stream(compiled, payload, config)
@@ -342,7 +363,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     from reasoning_graphs.checkpoints import open_saver
 
-    with open_saver(_existing_db(args)) as saver:
+    with open_saver(_existing_db(args, args.thread)) as saver:
         entry, options, config = _stored_run(saver, args.thread)
         compiled = _compile(entry, options, saver)
         state = compiled.get_state(config)
@@ -378,7 +399,7 @@ def cmd_threads(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import history, open_saver
 
-    with open_saver(_existing_db(args)) as saver:
+    with open_saver(_existing_db(args, args.thread)) as saver:
         items = history(saver, args.thread)
     if args.json:
         out(dumps(items))
@@ -392,7 +413,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import open_saver, view_thread
 
-    with open_saver(_existing_db(args)) as saver:
+    if args.checkpoint is not None and not args.checkpoint.strip():
+        raise InputError("--checkpoint must not be empty (see 'history' for the checkpoint ids)")
+    with open_saver(_existing_db(args, args.thread)) as saver:
         if args.as_role:
             shown: Any = view_thread(saver, args.thread, args.as_role, checkpoint_id=args.checkpoint)
         else:
@@ -424,8 +447,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         render_transcript,
     )
 
+    if args.output and Path(args.output).is_dir():
+        raise InputError(f"--output {args.output!r} is a directory; name a file (.md or .json)")
     config = EvaluationConfig.from_file(args.config) if args.config else EvaluationConfig()
-    with open_saver(_existing_db(args)) as saver:
+    with open_saver(_existing_db(args, args.thread)) as saver:
         entry, options, run_config = _stored_run(saver, args.thread)
         values = dict(_compile(entry, options, saver).get_state(run_config).values)
     transcript = render_transcript(values) if isinstance(values.get("config"), DebateConfig) else None

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from reasoning_graphs.errors import InputError
+from reasoning_graphs.errors import ConfigurationError, InputError
 
 __all__ = ["add_eval_parser", "cmd_eval"]
 
@@ -89,6 +89,13 @@ def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _roster(text: str) -> tuple[str, ...]:
+    entries = tuple(s.strip() for s in text.split(","))
+    if not all(entries):
+        raise ConfigurationError(f"--roster {text!r} has an empty entry")
+    return entries
+
+
 def _config(args: argparse.Namespace) -> Any:
     from pydantic import ValidationError
 
@@ -102,7 +109,7 @@ def _config(args: argparse.Namespace) -> Any:
         "shuffle": args.shuffle,
         "arms": args.arms,
         "model": args.model,
-        "roster": tuple(s.strip() for s in args.roster.split(",") if s.strip()) if args.roster else None,
+        "roster": _roster(args.roster) if args.roster is not None else None,
         "judge_model": args.judge_model,
         "samples": args.samples,
         "temperature": args.temperature,

@@ -233,13 +233,22 @@ def load_dataset(path: str | Path, *, n: int | None = None, shuffle: bool = Fals
     if n is not None and n < 1:
         raise InputError(f"n must be a positive number of items, got {n!r}")
     file = Path(path).expanduser().resolve()
-    kind = detect_format(file)
-    if kind == "game24":
-        items = _game24(file)
-    elif kind == "questions":
-        items = _questions(file)
-    else:
-        items = _verifiable(kind, file)
+    if file.exists() and not file.is_file():
+        raise InputError(f"dataset {str(file)!r} is not a regular file")
+    try:
+        kind = detect_format(file)
+        if kind == "game24":
+            items = _game24(file)
+        elif kind == "questions":
+            items = _questions(file)
+        else:
+            items = _verifiable(kind, file)
+    except UnicodeDecodeError:
+        raise InputError(f"dataset {str(file)!r} is not UTF-8 text") from None
+    except RecursionError:
+        raise InputError(f"dataset {str(file)!r} holds JSON nested too deeply") from None
+    except csv.Error as exc:
+        raise InputError(f"dataset {str(file)!r} is not a readable CSV file: {exc}") from None
     if not items:
         raise InputError(f"dataset {str(file)!r} holds no items")
     chosen = _Selection(n, shuffle, seed).apply(items)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph.graph import StateGraph
+from pydantic import ValidationError
 
 from reasoning_graphs.errors import InputError
 from reasoning_graphs.evals.datasets import DatasetFormat, EvalItem
@@ -105,8 +106,12 @@ def get_pattern(name: str) -> Pattern:
 def _settings(cls: Any, values: Mapping[str, Any]) -> Any:
     try:
         return cls.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"bad {cls.__name__} settings: {problems}") from None
     except ValueError as exc:
-        raise InputError(f"bad {cls.__name__} settings {dict(values)!r}: {exc}") from None
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"bad {cls.__name__} settings: {first}") from None
 
 
 def _verifier_input(item: EvalItem) -> dict[str, Any]:

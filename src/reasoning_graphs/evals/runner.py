@@ -176,6 +176,19 @@ class _Run:
         return ArmPlan(arm, label, app, payload, _read_sampling)
 
 
+def _preflight(config: EvalConfig, pattern: Any, factory: ModelFactory) -> None:
+    """Check the models, the judge and the pattern settings before anything is written.
+
+    Raises:
+        ConfigurationError: a model spec is malformed or its provider is unavailable.
+        InputError: the pattern settings are invalid.
+    """
+    clients = [factory(spec, config.model_settings()) for spec in config.members]
+    if config.judge_model:
+        factory(config.judge_model, config.model_settings())
+    pattern.build(clients, config.settings)
+
+
 def run_eval(
     config: EvalConfig, *, models: ModelFactory | None = None, stream: TextIO | None = sys.stderr
 ) -> EvalResult:
@@ -200,8 +213,14 @@ def run_eval(
         )
     arms = _check_arms(config, pattern, dataset)
     fingerprint = config.fingerprint(dataset.sha256)
+    _preflight(config, pattern, models or resolve)
     out = config.out_dir(dataset.sha256)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the --out folder {str(out)!r}: {exc.strerror or exc}") from None
     if stream is not None:
         stream.write(
             f"evaluating {pattern.name} on {len(dataset.items)} {dataset.format} items, arms "

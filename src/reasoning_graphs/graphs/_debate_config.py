@@ -79,6 +79,8 @@ JUDGE_PROMPT_SYSTEM = (
 )
 """The judge's built-in system prompt."""
 
+_MAX_CONFIG_BYTES = 10 * 1024 * 1024
+
 
 class _Config(Frozen):
     model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
@@ -278,11 +280,17 @@ def load_json_config(path: str | Path, *, prompt_sections: tuple[str, ...] = ())
     """
     p = Path(path)
     try:
+        if p.exists() and not p.is_file():
+            raise InputError(f"configuration file {str(p)!r} is not a regular file")
+        if p.stat().st_size > _MAX_CONFIG_BYTES:
+            raise InputError(f"configuration file {str(p)!r} is larger than {_MAX_CONFIG_BYTES // 2**20} MiB")
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"configuration file {str(p)!r} does not exist") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"configuration file {str(p)!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"configuration file {str(p)!r} is nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(f"configuration file {str(p)!r} must hold a JSON object, not {type(data).__name__}")
     for section in prompt_sections:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -180,7 +181,11 @@ def load_tools(spec: str) -> list[ToolLike]:
         value = load_object(ref)
         items = list(value) if isinstance(value, list | tuple) else [value]
         for item in items:
-            if not (isinstance(item, BaseTool | ToolFactory) or callable(item)):
-                raise InputError(f"{ref!r} is {item!r}, not a tool")
+            is_function = inspect.isfunction(item) and bool(inspect.getdoc(item))
+            if not (isinstance(item, BaseTool | ToolFactory) or is_function):
+                raise InputError(
+                    f"{ref!r} is {item!r}, not a tool (expected a LangChain tool, a ToolFactory "
+                    "or a documented Python function)"
+                )
         loaded += items
     return loaded

@@ -40,7 +40,9 @@ __all__: list[str] = []
 
 _MS_NOSUID = 2
 _MS_NODEV = 4
+_PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_SIGKILL = 9
 _MAX_REPR = 200
 _SHARED_DIRS = ("/var/tmp", "/dev/shm", "/run/lock")
 _FILES = {"<setup>": "setup", "<candidate>": "candidate", "<tests>": "test"}
@@ -89,6 +91,11 @@ def _setup(job: dict[str, Any]) -> None:
         os.setresuid(ident, ident, ident)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
             raise OSError(get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        # The init of the run's pid namespace: its parent is ``unshare --kill-child``, whose
+        # death signal the uid change above has just cleared. Set it again, or a killed run
+        # would leave this process (and everything the candidate started) running.
+        if os.getpid() == 1 and libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0):
+            raise OSError(get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     import resource
 
     cpu, memory, fsize = job["cpu_seconds"], job["memory_bytes"], job["file_size_bytes"]

@@ -22,6 +22,22 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from ..errors import InputError
 from ..types import Verdict
 
+_MAX_SPEC_FILE_BYTES = 10 * 1024 * 1024
+
+
+def _read_spec_file(path: str, what: str) -> str:
+    """Read a verifier's file: a regular file of at most 10 MiB, UTF-8."""
+    p = Path(path)
+    try:
+        if p.exists() and not p.is_file():
+            raise InputError(f"cannot read {what} {path!r}: not a regular file")
+        if p.stat().st_size > _MAX_SPEC_FILE_BYTES:
+            raise InputError(f"cannot read {what} {path!r}: larger than {_MAX_SPEC_FILE_BYTES // 2**20} MiB")
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} {path!r}: {exc}") from None
+
+
 __all__ = ["JsonSchemaMatch", "PydanticMatch", "extract_json"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -88,6 +104,9 @@ class JsonSchemaMatch:
         except (ValueError, SchemaError) as exc:
             where = self.path or "the inline schema"
             raise InputError(f"invalid JSON Schema in {where!r}: {str(exc).splitlines()[0]}") from exc
+        except RecursionError:
+            where = self.path or "the inline schema"
+            raise InputError(f"invalid JSON Schema in {where!r}: nested too deeply") from None
         object.__setattr__(self, "validator", cls(schema))
 
     @classmethod
@@ -115,10 +134,7 @@ class JsonSchemaMatch:
         Raises:
             InputError: The file cannot be read or is not a valid schema.
         """
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the JSON Schema file {path!r}: {exc}") from exc
+        text = _read_spec_file(path, "the JSON Schema file")
         return cls(text, path=path)
 
     @property
