@@ -22,7 +22,7 @@ import time
 import traceback
 from typing import Any
 
-BENCHMARKS = ("sandbox", "local_model", "fanout", "overhead", "checkpoint_growth")
+BENCHMARKS = ("sandbox", "local_model", "fanout", "overhead", "checkpoint_growth", "integrity")
 """Every benchmark module, in run order."""
 
 HIGHER_IS_BETTER = frozenset({"local_model"})

@@ -8,12 +8,9 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from reasoning_graphs.models import ModelClient, RetrySettings
 from reasoning_graphs.testing import ScriptedChatModel
@@ -103,16 +100,14 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
-WIRED = [sys.executable, "-m", "tests.reliability.wired_cli"]
-"""The CLI with the proposed reliability wiring (see ``wired_cli.py``)."""
-REAL = [sys.executable, "-m", "reasoning_graphs.cli"]
-"""The CLI as it is."""
+CLI = [sys.executable, "-m", "tests.reliability.kill_cli"]
+"""The real CLI, plus the kill hook ``RG_TEST_KILL`` names (see ``kill_cli.py``)."""
 
 
-def run_cli(args: list[str], *, wired: bool = True, timeout: float = 180, **env: str) -> Result:
+def run_cli(args: list[str], *, timeout: float = 180, **env: str) -> Result:
     """Run the CLI in a new process from the repository root."""
     proc = subprocess.run(
-        [*(WIRED if wired else REAL), *args],
+        [*CLI, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -122,10 +117,10 @@ def run_cli(args: list[str], *, wired: bool = True, timeout: float = 180, **env:
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def start_cli(args: list[str], *, wired: bool = True, **env: str) -> subprocess.Popen[str]:
+def start_cli(args: list[str], **env: str) -> subprocess.Popen[str]:
     """Start the CLI in a new process (own session, output discarded into pipes)."""
     return subprocess.Popen(
-        [*(WIRED if wired else REAL), *args],
+        [*CLI, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -133,13 +128,3 @@ def start_cli(args: list[str], *, wired: bool = True, **env: str) -> subprocess.
         env=cli_env(**env),
         start_new_session=True,
     )
-
-
-@pytest.fixture
-def wired_main(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., int]]:
-    """The wired CLI's ``main``, in process; the wiring is undone after the test."""
-    from tests.reliability import wired_cli
-
-    monkeypatch.delenv(wired_cli.KILL_ENV, raising=False)
-    wired_cli.install(monkeypatch.setattr)
-    yield wired_cli.cli.main

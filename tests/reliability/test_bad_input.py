@@ -463,6 +463,28 @@ CASES: list[Case] = [
     c("resume --db", 2, "no thread", "resume", "--thread", "done1", "--db", "{newdb}"),
     c("resume --answer", 2, "no thread 'nope'", "resume", "--thread", "nope", "--answer", "noequals", *DB),
     c("resume --answers", 2, "no thread 'nope'", "resume", "--thread", "nope", "--answers", "{nonutf8}", *DB),
+    c(
+        "resume --allow-changed",
+        2,
+        "invalid choice",
+        "resume",
+        "--thread",
+        "done1",
+        "--allow-changed",
+        "all",
+        *DB,
+    ),
+    c(
+        "resume --allow-changed",
+        2,
+        "no thread 'nope'",
+        "resume",
+        "--thread",
+        "nope",
+        "--allow-changed",
+        "models",
+        *DB,
+    ),
     # --- threads / history / show -----------------------------------------------------------------
     c("threads --db", 4, "not a SQLite database", "threads", "--db", "{secret}"),
     c("threads --db", 4, "is a directory", "threads", "--db", "{dir}"),
@@ -650,6 +672,7 @@ def _files(base: Path) -> dict[str, str]:
 
 def _world(tmp_path: Path, template: Path) -> dict[str, str]:
     shutil.copy(template / "ck.sqlite", tmp_path / "ck.sqlite")
+    shutil.copy(template / "ck.sqlite.key", tmp_path / "ck.sqlite.key")  # mode 0600 is copied
     shutil.copy(template / "script.json", tmp_path / "script.json")
     (tmp_path / "folder").mkdir()
     (tmp_path / "nonutf8.txt").write_bytes(b"\xff\xfe\xfa not utf-8")

@@ -1,7 +1,7 @@
 """Crash safety: a CLI run killed with SIGKILL at any point resumes in a new process cleanly.
 
-Every test drives the wired CLI (``wired_cli.py``: the real CLI with the proposed integrity,
-lease and manifest wiring) in child processes, with scripted models whose log records one line
+Every test drives the real CLI (sealed saver, thread lease, run manifest) in child processes,
+through ``kill_cli.py`` (which only adds the kill hooks), with scripted models whose log records one line
 per model call at call start, in every process. Kills are deterministic (the child SIGKILLs
 itself just before or after its N-th checkpoint write or task-write batch, or the test kills it
 while a sandboxed verifier runs) or random (the torture loop). After the resume:

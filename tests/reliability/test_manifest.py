@@ -232,3 +232,13 @@ def test_diff_ignores_missing_components_and_shortens_values() -> None:
     assert diff_manifests(other, other.model_copy(update={"models": ("y" * 200,)}))["models"][1].endswith(
         "…'"
     )
+
+
+def test_long_values_are_shown_from_where_they_differ() -> None:
+    base = RunManifest(graph="g", topology="t", nodes=(), package="1", langgraph="1")
+    path = "fake:/a/very/long/folder/that/holds/the/script/of/the/model/under/test/script.json"
+    old = base.model_copy(update={"models": (f"{path}#sha256:1111",)})
+    new = base.model_copy(update={"models": (f"{path}#sha256:2222",)})
+    shown_old, shown_new = diff_manifests(old, new)["models"]
+    assert shown_old.startswith("'…") and shown_old.endswith("sha256:1111'")
+    assert shown_new.endswith("sha256:2222'") and shown_old != shown_new

@@ -85,6 +85,8 @@ COMPONENTS: tuple[Component, ...] = (
 """Every component name an override may accept, sorted."""
 
 _SHOW = 70
+_CONTEXT = 12
+"""Characters kept before the first difference when long values are shortened."""
 
 
 class RunManifest(BaseModel):
@@ -181,9 +183,23 @@ def build_manifest(
     )
 
 
-def _show(value: object) -> str:
-    text = ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
-    return repr(text if len(text) <= _SHOW else text[: _SHOW - 1] + "…")
+def _text(value: object) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def _clip(text: str, start: int) -> str:
+    shown = ("…" if start else "") + text[start:]
+    return repr(shown if len(shown) <= _SHOW else shown[: _SHOW - 1] + "…")
+
+
+def _show(old: object, new: object) -> tuple[str, str]:
+    """Both values, shortened to where they start to differ (long paths share their start)."""
+    a, b = _text(old), _text(new)
+    if len(a) <= _SHOW and len(b) <= _SHOW:
+        return repr(a), repr(b)
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = max(0, same - _CONTEXT)
+    return _clip(a, start), _clip(b, start)
 
 
 def _node_changes(recorded: RunManifest, current: RunManifest) -> str:
@@ -202,7 +218,8 @@ def diff_manifests(recorded: RunManifest, current: RunManifest) -> dict[str, tup
         if name == "nodes" or old is None or new is None or old == new:
             continue
         extra = _node_changes(recorded, current) if name == "topology" else ""
-        changes[name] = (_show(old), _show(new) + extra)
+        shown_old, shown_new = _show(old, new)
+        changes[name] = (shown_old, shown_new + extra)
     return changes
 
 

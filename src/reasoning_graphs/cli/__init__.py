@@ -36,6 +36,7 @@ def _db_default() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for documentation and tests)."""
+    from reasoning_graphs.checkpoints.manifest import COMPONENTS
     from reasoning_graphs.models import DEFAULT_MODEL
 
     parser = argparse.ArgumentParser(
@@ -99,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer a pending question (repeatable); for an approval: yes, or no=FEEDBACK",
     )  # fmt: skip
     resume.add_argument("--answers", help="JSON file mapping question ids (or texts) to answers")
+    resume.add_argument(
+        "--allow-changed", action="append", default=[], choices=COMPONENTS, metavar="COMPONENT",
+        help="accept a deliberate change since the thread started (repeatable): " + ", ".join(COMPONENTS),
+    )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     db_arg(resume)
 

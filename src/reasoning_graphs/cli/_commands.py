@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from reasoning_graphs.cli._eval import cmd_eval
 from reasoning_graphs.cli._graphs import FLAGS, GraphEntry, RunOptions, get_graph
+from reasoning_graphs.cli._guard import guarded_stream
 from reasoning_graphs.cli._output import dumps, err, out, progress_line, to_jsonable
 from reasoning_graphs.errors import ConfigurationError, InputError, UnknownThreadError
 
@@ -212,6 +214,16 @@ def _stream(compiled: Any, payload: Any, config: dict[str, Any]) -> None:
             err(progress_line(node, update if isinstance(update, dict) else None))
 
 
+def _announced(message: str) -> Callable[[Any, Any, dict[str, Any]], None]:
+    """Return a ``_stream`` that first says what runs (once the thread's guard let it run)."""
+
+    def stream(compiled: Any, payload: Any, config: dict[str, Any]) -> None:
+        err(message)
+        _stream(compiled, payload, config)
+
+    return stream
+
+
 def _report(compiled: Any, config: Any, entry: GraphEntry, options: RunOptions, as_json: bool) -> int:
     state = compiled.get_state(config)
     values = dict(state.values)
@@ -295,7 +307,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.thread is not None and not args.thread.strip():
         raise InputError("--thread must not be empty (omit it for a fresh thread id)")
     thread_id = args.thread or uuid.uuid4().hex[:12]
-    with open_saver(_db(args)) as saver:
+    with open_saver(_db(args), integrity=True) as saver:
         config: Any = {"configurable": {"thread_id": thread_id}}
         if saver.get_tuple(config) is not None:
             raise InputError(
@@ -304,13 +316,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         config["metadata"] = {"graph": entry.name, "run_options": json.dumps(options.to_metadata())}
         compiled = _compile(entry, options, saver)
         _check_input_keys(compiled, entry, payload)
-        err(f"thread {thread_id}: running {entry.name} on {', '.join(options.roster or [options.model])}")
-        try:
-            _stream(compiled, payload, config)
-        except InputError:
-            # The graph rejected its input before doing any work: the new thread holds nothing.
-            saver.delete_thread(thread_id)
-            raise
+        running = (
+            f"thread {thread_id}: running {entry.name} on {', '.join(options.roster or [options.model])}"
+        )
+        guarded_stream(
+            _announced(running), saver, _db(args), compiled, payload, config, entry, options, new=True
+        )
         return _report(compiled, config, entry, options, args.json)
 
 
@@ -363,28 +374,32 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     from reasoning_graphs.checkpoints import open_saver
 
-    with open_saver(_existing_db(args, args.thread)) as saver:
+    with open_saver(_existing_db(args, args.thread), integrity=True) as saver:
         entry, options, config = _stored_run(saver, args.thread)
         compiled = _compile(entry, options, saver)
         state = compiled.get_state(config)
         pending = _pending_interrupts(state)
+        payload: Any = None
         if not state.tasks:  # not state.next: a kill between a step's writes and its checkpoint
             err(f"thread {args.thread}: already finished")
-        elif pending:
-            err(f"thread {args.thread}: resuming {entry.name} with the human's answers")
-            _stream(compiled, Command(resume=_resume_value(args, pending)), config)
-        else:
-            if args.answer or args.answers:
-                raise InputError(f"thread {args.thread!r} is not waiting for answers")
-            err(f"thread {args.thread}: resuming {entry.name}")
-            _stream(compiled, None, config)
+            return _report(compiled, config, entry, options, args.json)
+        resuming = f"thread {args.thread}: resuming {entry.name}"
+        if pending:
+            payload = Command(resume=_resume_value(args, pending))
+            resuming += " with the human's answers"
+        elif args.answer or args.answers:
+            raise InputError(f"thread {args.thread!r} is not waiting for answers")
+        guarded_stream(
+            _announced(resuming), saver, _db(args), compiled, payload, config, entry, options,
+            new=False, allow_changed=args.allow_changed,
+        )  # fmt: skip
         return _report(compiled, config, entry, options, args.json)
 
 
 def cmd_threads(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import list_threads, open_saver
 
-    with open_saver(_existing_db(args)) as saver:
+    with open_saver(_existing_db(args), integrity=True) as saver:
         threads = list_threads(saver)
     if args.json:
         out(dumps(threads))
@@ -399,7 +414,7 @@ def cmd_threads(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from reasoning_graphs.checkpoints import history, open_saver
 
-    with open_saver(_existing_db(args, args.thread)) as saver:
+    with open_saver(_existing_db(args, args.thread), integrity=True) as saver:
         items = history(saver, args.thread)
     if args.json:
         out(dumps(items))
@@ -415,7 +430,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if args.checkpoint is not None and not args.checkpoint.strip():
         raise InputError("--checkpoint must not be empty (see 'history' for the checkpoint ids)")
-    with open_saver(_existing_db(args, args.thread)) as saver:
+    with open_saver(_existing_db(args, args.thread), integrity=True) as saver:
         if args.as_role:
             shown: Any = view_thread(saver, args.thread, args.as_role, checkpoint_id=args.checkpoint)
         else:
@@ -450,7 +465,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.output and Path(args.output).is_dir():
         raise InputError(f"--output {args.output!r} is a directory; name a file (.md or .json)")
     config = EvaluationConfig.from_file(args.config) if args.config else EvaluationConfig()
-    with open_saver(_existing_db(args, args.thread)) as saver:
+    with open_saver(_existing_db(args, args.thread), integrity=True) as saver:
         entry, options, run_config = _stored_run(saver, args.thread)
         values = dict(_compile(entry, options, saver).get_state(run_config).values)
     transcript = render_transcript(values) if isinstance(values.get("config"), DebateConfig) else None
