@@ -36,6 +36,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from reasoning_graphs._files import read_user_json
 from reasoning_graphs._structured import structured_runnable
 from reasoning_graphs.errors import ConfigurationError
 from reasoning_graphs.models import allow_real_models
@@ -169,21 +170,9 @@ class ScriptedChatModel(BaseChatModel):
         Raises:
             ConfigurationError: the file is missing or not a valid script.
         """
-        p = Path(path)
-        try:
-            if p.exists() and not p.is_file():
-                raise ConfigurationError(f"fake model script {str(p)!r} is not a regular file")
-            if p.stat().st_size > _MAX_SCRIPT_BYTES:
-                raise ConfigurationError(
-                    f"fake model script {str(p)!r} is larger than {_MAX_SCRIPT_BYTES // 2**20} MiB"
-                )
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigurationError(f"fake model script {str(p)!r} does not exist") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigurationError(f"fake model script {str(p)!r} is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise ConfigurationError(f"fake model script {str(p)!r} is nested too deeply") from None
+        data = read_user_json(
+            path, "fake model script", max_bytes=_MAX_SCRIPT_BYTES, error=ConfigurationError
+        )
         name = f"fake:{path}"
         if isinstance(data, list):
             return cls(replies=data, model_name=name)
@@ -193,7 +182,7 @@ class ScriptedChatModel(BaseChatModel):
                 extra["log_path"] = str(data["log"])
             return cls.routed(data["routes"], default=data.get("default"), model_name=name, **extra)
         raise ConfigurationError(
-            f"fake model script {str(p)!r} must be a JSON list of replies or an object with 'routes'"
+            f"fake model script {str(path)!r} must be a JSON list of replies or an object with 'routes'"
         )
 
     @classmethod

@@ -63,7 +63,7 @@ CASES: list[Case] = [
     c("ask --model", 4, "PROVIDER:MODEL", "ask", "hi", "--model", ""),
     c("ask --model", 4, "known providers", "ask", "hi", "--model", "nope:x"),
     c("ask --model", 4, "does not exist", "ask", "hi", "--model", "fake:{missing}"),
-    c("ask --model", 4, "not valid JSON", "ask", "hi", "--model", "fake:{nonutf8}"),
+    c("ask --model", 4, "is not UTF-8 text", "ask", "hi", "--model", "fake:{nonutf8}"),
     c("ask --model", 4, "fake model script", "ask", "hi", "--model", "fake:{secret}"),
     c("ask --model", 4, "fake model script", "ask", "hi", "--model", "fake:/dev/zero", isolate=True),
     c("ask --model", 4, "fake model script", "ask", "hi", "--model", "fake:{fifo}", isolate=True),
@@ -100,7 +100,7 @@ CASES: list[Case] = [
     c(
         "verify --verifier",
         2,
-        "cannot read",
+        "is not UTF-8 text",
         "verify",
         "--verifier",
         "python-tests:{nonutf8}",
@@ -110,7 +110,7 @@ CASES: list[Case] = [
     c(
         "verify --verifier",
         2,
-        "cannot read",
+        "does not exist",
         "verify",
         "--verifier",
         "python-tests:{missing}",

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reasoning_graphs._files import read_user_json, read_user_text
 from reasoning_graphs.cli._eval import cmd_eval
 from reasoning_graphs.cli._graphs import FLAGS, GraphEntry, RunOptions, get_graph
 from reasoning_graphs.cli._guard import guarded_stream
@@ -41,21 +42,7 @@ def _existing_db(args: argparse.Namespace, thread: str | None = None) -> str:
 
 
 def _read_text(path: str, what: str) -> str:
-    p = Path(path)
-    try:
-        if p.exists() and not p.is_file() and not p.is_dir():
-            raise InputError(f"{what} {path!r} is not a regular file")
-        if p.stat().st_size > _MAX_INPUT_BYTES:
-            raise InputError(f"{what} {path!r} is larger than {_MAX_INPUT_BYTES // 2**20} MiB")
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path!r} is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} {path!r} is not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(f"{what} {path!r} cannot be read: {exc.strerror}") from None
+    return read_user_text(path, what, max_bytes=_MAX_INPUT_BYTES)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -123,12 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _read_input_file(path: str) -> dict[str, Any]:
-    try:
-        loaded = json.loads(_read_text(path, "input file"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"input file {path!r} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise InputError(f"input file {path!r} is nested too deeply") from None
+    loaded = read_user_json(path, "input file", max_bytes=_MAX_INPUT_BYTES)
     if not isinstance(loaded, dict):
         raise InputError(f"input file {path!r} must hold a JSON object, not {type(loaded).__name__}")
     return loaded

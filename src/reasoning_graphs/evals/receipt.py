@@ -137,21 +137,10 @@ def read_receipt(path: str | Path) -> dict[str, Any]:
     Raises:
         InputError: the file is missing or is not a receipt.
     """
+    from reasoning_graphs._files import read_user_json
     from reasoning_graphs.errors import InputError
 
-    p = Path(path)
-    try:
-        if p.exists() and not p.is_file():
-            raise InputError(f"receipt {str(path)!r} is not a regular file")
-        if p.stat().st_size > 64 * 2**20:
-            raise InputError(f"receipt {str(path)!r} is larger than 64 MiB")
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"receipt {str(path)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"receipt {str(path)!r} cannot be read: {exc}") from None
-    except RecursionError:
-        raise InputError(f"receipt {str(path)!r} cannot be read: nested too deeply") from None
+    data = read_user_json(path, "receipt", max_bytes=64 * 2**20)
     if not isinstance(data, dict) or data.get("receipt_version") != RECEIPT_VERSION:
         raise InputError(f"{str(path)!r} is not a version-{RECEIPT_VERSION} evaluation receipt")
     return data

@@ -21,13 +21,13 @@ string; ``systemPromptPath`` (in a file) is read relative to the file into ``sys
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from reasoning_graphs._files import read_user_json
 from reasoning_graphs.budget import Budget
 from reasoning_graphs.errors import InputError
 from reasoning_graphs.graphs._agent_fields import check_agent_id, check_model_ref, join_provider
@@ -279,18 +279,7 @@ def load_json_config(path: str | Path, *, prompt_sections: tuple[str, ...] = ())
         InputError: the file is missing, unreadable, not a JSON object, or a prompt file is missing.
     """
     p = Path(path)
-    try:
-        if p.exists() and not p.is_file():
-            raise InputError(f"configuration file {str(p)!r} is not a regular file")
-        if p.stat().st_size > _MAX_CONFIG_BYTES:
-            raise InputError(f"configuration file {str(p)!r} is larger than {_MAX_CONFIG_BYTES // 2**20} MiB")
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"configuration file {str(p)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"configuration file {str(p)!r} is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(f"configuration file {str(p)!r} is nested too deeply") from None
+    data = read_user_json(p, "configuration file", max_bytes=_MAX_CONFIG_BYTES)
     if not isinstance(data, dict):
         raise InputError(f"configuration file {str(p)!r} must hold a JSON object, not {type(data).__name__}")
     for section in prompt_sections:

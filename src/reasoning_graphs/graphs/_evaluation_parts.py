@@ -11,7 +11,6 @@ a criterion no evaluator scored averages to None (``N/A`` in Markdown, ``null`` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from reasoning_graphs._files import read_user_json
 from reasoning_graphs.budget import Budget
 from reasoning_graphs.errors import InputError
 from reasoning_graphs.graphs._agent_fields import check_agent_id, check_model_ref, join_provider
@@ -128,20 +128,7 @@ class EvaluationConfig(_Config):
             InputError: the file is missing, not a JSON object, or a field is invalid (named).
         """
         p = Path(path)
-        try:
-            if p.exists() and not p.is_file():
-                raise InputError(f"configuration file {str(p)!r} is not a regular file")
-            if p.stat().st_size > _MAX_CONFIG_BYTES:
-                raise InputError(
-                    f"configuration file {str(p)!r} is larger than {_MAX_CONFIG_BYTES // 2**20} MiB"
-                )
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"configuration file {str(p)!r} does not exist") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"configuration file {str(p)!r} is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise InputError(f"configuration file {str(p)!r} is nested too deeply") from None
+        data = read_user_json(p, "configuration file", max_bytes=_MAX_CONFIG_BYTES)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

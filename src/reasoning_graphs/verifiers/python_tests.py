@@ -12,10 +12,10 @@ import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import JsonValue
 
+from .._files import read_user_text
 from ..errors import InputError
 from ..types import Verdict
 from ._source import parse_quietly
@@ -200,10 +200,7 @@ class PythonTests:
         Raises:
             InputError: The file cannot be read or does not parse.
         """
-        try:
-            tests = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the test file {path!r}: {exc}") from exc
+        tests = read_user_text(path, "the test file")
         return cls(tests, path, setup, limits=limits or SandboxLimits(), strict_types=strict_types)
 
     @property

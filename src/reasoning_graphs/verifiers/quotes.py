@@ -8,28 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import JsonValue
 
+from .._files import read_user_text
 from ..errors import InputError
 from ..types import Verdict
-
-_MAX_SPEC_FILE_BYTES = 10 * 1024 * 1024
-
-
-def _read_spec_file(path: str, what: str) -> str:
-    """Read a verifier's file: a regular file of at most 10 MiB, UTF-8."""
-    p = Path(path)
-    try:
-        if p.exists() and not p.is_file():
-            raise InputError(f"cannot read {what} {path!r}: not a regular file")
-        if p.stat().st_size > _MAX_SPEC_FILE_BYTES:
-            raise InputError(f"cannot read {what} {path!r}: larger than {_MAX_SPEC_FILE_BYTES // 2**20} MiB")
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} {path!r}: {exc}") from None
-
 
 __all__ = ["QuotesInEvidence", "find_quotes"]
 
@@ -90,7 +74,7 @@ class QuotesInEvidence:
         Raises:
             InputError: The file cannot be read.
         """
-        return cls(evidence=_read_spec_file(path, "the evidence file"), path=path)
+        return cls(evidence=read_user_text(path, "the evidence file"), path=path)
 
     @property
     def spec(self) -> str:

@@ -12,31 +12,15 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from .._files import read_user_text
 from ..errors import InputError
 from ..types import Verdict
-
-_MAX_SPEC_FILE_BYTES = 10 * 1024 * 1024
-
-
-def _read_spec_file(path: str, what: str) -> str:
-    """Read a verifier's file: a regular file of at most 10 MiB, UTF-8."""
-    p = Path(path)
-    try:
-        if p.exists() and not p.is_file():
-            raise InputError(f"cannot read {what} {path!r}: not a regular file")
-        if p.stat().st_size > _MAX_SPEC_FILE_BYTES:
-            raise InputError(f"cannot read {what} {path!r}: larger than {_MAX_SPEC_FILE_BYTES // 2**20} MiB")
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} {path!r}: {exc}") from None
-
 
 __all__ = ["JsonSchemaMatch", "PydanticMatch", "extract_json"]
 
@@ -134,7 +118,7 @@ class JsonSchemaMatch:
         Raises:
             InputError: The file cannot be read or is not a valid schema.
         """
-        text = _read_spec_file(path, "the JSON Schema file")
+        text = read_user_text(path, "the JSON Schema file")
         return cls(text, path=path)
 
     @property
