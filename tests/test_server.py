@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +19,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
+
+from tests.servers import free_port, stop, wait_until_up
 
 pytestmark = pytest.mark.server
 
@@ -60,45 +57,12 @@ EXPECTED: dict[str, tuple[str, str, set[str]]] = {
 """Each served graph's stop reason, a piece of its final answer, and nodes its stream must show."""
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.25)
-    pytest.fail(
-        f"langgraph dev did not answer {url} within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-3000:]}"
-    )
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server's whole process group (it runs workers as children)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=20)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Start ``langgraph dev`` on a free loopback port; yield its URL and log; stop it at the end."""
     workdir = tmp_path_factory.mktemp("langgraph-dev")  # the server keeps .langgraph_api/ here
     log = workdir / "server.log"
-    port = _free_port()
+    port = free_port()
     env = os.environ | {
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
@@ -119,10 +83,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
             start_new_session=True,  # its own process group, stopped as a whole
         )
     try:
-        _wait_until_up(proc, f"http://127.0.0.1:{port}/ok", log)
+        wait_until_up(
+            proc, f"http://127.0.0.1:{port}/ok", log, name="langgraph dev", timeout=STARTUP_TIMEOUT_S
+        )
         yield f"http://127.0.0.1:{port}", log
     finally:
-        _stop(proc)
+        stop(proc, group=True)
 
 
 @pytest.fixture
