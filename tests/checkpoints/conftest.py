@@ -43,6 +43,10 @@ class PipelineState(TypedDict, total=False):
     stop_reason: str | None
 
 
+Node = dict[str, Any]
+"""What the pipeline's nodes receive: not a TypedDict, so a node adds no input schema and the
+same nodes build over ``PipelineState`` or a variant with other channels (delta channels)."""
+
 PIPELINE_ACCESS = {
     "writer": AccessPolicy(sees=("task",)),
     "critic": AccessPolicy(sees=("task", "draft")),
@@ -69,8 +73,8 @@ class Pipeline:
             self.failures[node] -= 1
             raise RuntimeError(f"{node} crashed")
 
-    def _stage(self, node: str, role: str, label: str) -> Callable[[PipelineState], dict[str, Any]]:
-        def run(state: PipelineState) -> dict[str, Any]:
+    def _stage(self, node: str, role: str, label: str) -> Callable[[Node], dict[str, Any]]:
+        def run(state: Node) -> dict[str, Any]:
             self._enter(node)
             seen = project_outputs(state.get("outputs", {}), state["access"][role])
             text = f"{label} of [" + " | ".join(o.text for o in seen.values()) + "]"
@@ -85,23 +89,24 @@ class Pipeline:
 
         return run
 
-    def _setup(self, state: PipelineState) -> dict[str, Any]:
+    def _setup(self, state: Node) -> dict[str, Any]:
         self._enter("setup")
         return {
             "access": PIPELINE_ACCESS,
             "outputs": {"task": Output(label="task", text=state["task"], role="user")},
         }
 
-    def _judge(self, state: PipelineState) -> dict[str, Any]:
+    def _judge(self, state: Node) -> dict[str, Any]:
         update = self._stage("judge", "judge", "verdict")(state)
         return {**update, "verdict": Verdict(passed=True, score=1.0, feedback="fine")}
 
-    def _finish(self, state: PipelineState) -> dict[str, Any]:
+    def _finish(self, state: Node) -> dict[str, Any]:
         self._enter("finish")
         return {"final_answer": state["outputs"]["draft"].text, "stop_reason": "completed"}
 
-    def build(self) -> StateGraph[PipelineState]:
-        builder = StateGraph(PipelineState)
+    def build(self, schema: type[Any] = PipelineState) -> StateGraph[PipelineState]:
+        """Return the pipeline over ``schema`` (``PipelineState`` or one with its keys)."""
+        builder = StateGraph(schema)
         builder.add_node("setup", self._setup)
         builder.add_node("draft", self._stage("draft", "writer", "draft"))  # type: ignore[arg-type]
         builder.add_node("critique", self._stage("critique", "critic", "critique"))  # type: ignore[arg-type]

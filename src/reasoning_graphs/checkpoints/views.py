@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import ValidationError
 
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord, matches, project_outputs
-from reasoning_graphs.checkpoints import _scan
+from reasoning_graphs.checkpoints import _delta, _scan
 from reasoning_graphs.errors import CheckpointError, InputError
 from reasoning_graphs.types import StopReason
 
@@ -140,8 +140,9 @@ def view_thread(
                 f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list its checkpoints with "
                 "reasoning_graphs.checkpoints.history(saver, thread_id)"
             )
-    if tup is None:
-        raise _scan.unknown_thread(thread_id)
-    found = view(tup.checkpoint["channel_values"], as_role)
+        if tup is None:
+            raise _scan.unknown_thread(thread_id)
+        values = _delta.stored_values(saver, tup)
+    found = view(values, as_role)
     checkpoint = str(tup.config["configurable"]["checkpoint_id"])
     return {"thread_id": thread_id, "checkpoint_id": checkpoint, **found}

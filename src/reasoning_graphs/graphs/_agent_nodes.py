@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import uuid
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -44,6 +45,16 @@ def _first_messages(seen: Mapping[str, Output], system: str) -> list[BaseMessage
     task = seen["task"].text if "task" in seen else ""
     first: list[BaseMessage] = [HumanMessage(TASK_PROMPT.render(task=task, context=context))]
     return [SystemMessage(system), *first] if system else first
+
+
+def _with_ids(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Return the messages with an id each (copies where one was missing).
+
+    ``messages`` is a delta channel: its value is rebuilt by replaying the stored writes through
+    ``add_messages``, which gives an id-less message a fresh random id on every replay. Writing
+    the ids keeps them the same on every read of the thread.
+    """
+    return [m if m.id else m.model_copy(update={"id": str(uuid.uuid4())}) for m in messages]
 
 
 def _last_turn(state: AgentState) -> AIMessage:
@@ -92,10 +103,10 @@ class AgentNodes:
         update: dict[str, Any] = {"usage": turn.usage, "reads": [record]}
         if turn.message is None:
             failure = {"exhausted": True} if turn.budget_exhausted else {"error": turn.error}
-            return update | failure | {"messages": new}
+            return update | failure | {"messages": _with_ids(new)}
         draft = None if turn.wants_tools else turn.text
         return update | {
-            "messages": [*new, turn.message],
+            "messages": _with_ids([*new, turn.message]),
             "steps": steps + 1,
             "draft": draft,
             "model": turn.model,
@@ -107,7 +118,7 @@ class AgentNodes:
         messages, records = await observe(
             io, tools, _last_turn(state), max_result_chars=self.cfg.max_result_chars
         )
-        return {"messages": messages, "tool_calls": records, "reads": [record]}
+        return {"messages": _with_ids(messages), "tool_calls": records, "reads": [record]}
 
     async def answer(self, state: AgentState, io: NodeIO) -> dict[str, Any]:
         last = _last_turn(state)
@@ -121,7 +132,7 @@ class AgentNodes:
         out = await generate(
             io, client, [*history, *new], node="answer", schema=self.schema, max_calls=allowance
         )
-        update: dict[str, Any] = {"usage": out.usage, "tool_calls": records, "messages": new}
+        update: dict[str, Any] = {"usage": out.usage, "tool_calls": records, "messages": _with_ids(new)}
         if out.budget_exhausted:
             return update | {"exhausted": True}
         if not out.ok:
@@ -130,7 +141,7 @@ class AgentNodes:
         text = out.value.model_dump_json() if isinstance(out.value, BaseModel) else str(out.value)
         reply = AIMessage(out.text)
         return update | {
-            "messages": [*new, reply],
+            "messages": _with_ids([*new, reply]),
             "answer_text": text,
             "answer_data": data,
             "model": out.model,

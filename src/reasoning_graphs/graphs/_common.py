@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord, merge_outputs, project_outputs
 from reasoning_graphs.budget import Budget, add_usage
 from reasoning_graphs.errors import InputError
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.nodes import context_value
 from reasoning_graphs.types import StopReason, Usage
 
@@ -53,11 +54,11 @@ class CommonOutput(TypedDict, total=False):
 class CommonState(CommonOutput, total=False):
     """Keys every graph keeps in state."""
 
-    outputs: Annotated[dict[str, Output], merge_outputs]
+    outputs: Annotated[dict[str, Output], delta(merge_outputs)]
     """Stage outputs by label; roles read them through their access policies."""
     access: dict[str, AccessPolicy]
     """Each role's access policy, recorded at the start of the run."""
-    reads: Annotated[list[ReadRecord], operator.add]
+    reads: Annotated[list[ReadRecord], delta(operator.add)]
     """Which labels each node read, in order."""
     budget: Budget
     """The run's budget, fixed at the start."""

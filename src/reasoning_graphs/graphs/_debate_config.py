@@ -163,8 +163,9 @@ class Summarization(_Config):
 class DebateOptions(_Config):
     """How the debate runs."""
 
-    rounds: int = Field(default=3, ge=1, le=20)
-    """Rounds: the first is independent proposals, each later one critique then refinement."""
+    rounds: int = Field(default=3, ge=1, le=100)
+    """Rounds: the first is independent proposals, each later one critique then refinement (at most
+    100; the state grows linearly, see ``benchmarks/checkpoint_growth.py``)."""
     termination_condition: TerminationCondition = TerminationCondition()
     """Early stop on convergence, or a fixed number of rounds."""
     synthesis_method: Literal["judge", "voting"] = "judge"

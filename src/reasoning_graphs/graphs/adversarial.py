@@ -58,6 +58,7 @@ from reasoning_graphs.graphs._adversarial_prompts import (
     RULES,
 )
 from reasoning_graphs.graphs._adversarial_tasks import SEATS, arbitrate_sends, argue_sends
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import dual_node
@@ -153,11 +154,11 @@ class AdversarialOutput(CommonOutput, total=False):
     """The winner (``pro``/``con``/``inconclusive``) and why."""
     artifact: str
     """The artifact that was reviewed (shared by every reader)."""
-    cases: Annotated[dict[str, Case], merge_keyed]
+    cases: Annotated[dict[str, Case], delta(merge_keyed)]
     """Both cases by side, with their validated claims and any violations."""
-    rebuttals: Annotated[dict[str, Case], merge_keyed]
+    rebuttals: Annotated[dict[str, Case], delta(merge_keyed)]
     """Both rebuttals by side (rebuttal round only)."""
-    arbitration: Annotated[list[Arbitration], operator.add]
+    arbitration: Annotated[list[Arbitration], delta(operator.add)]
     """Each arbitration order: slot mapping, choice, reason."""
 
 

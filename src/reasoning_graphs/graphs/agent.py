@@ -27,8 +27,8 @@ by the call id. Inside a single node (the repair graph's ``tools=`` option,
 included.
 
 State is plain data: tools are referenced by name (the factory holds them), the conversation is
-a list of LangChain messages under ``messages`` (the checkpointer stores them; it grows by one
-turn per step, bounded by ``max_steps``).
+a list of LangChain messages under ``messages`` (it grows by one turn per step, bounded by
+``max_steps``; a delta channel, so each checkpoint stores only the new turn, with its id).
 
 Access lists (roles and what they read):
     - ``agent`` sees ``AgentSettings.sees`` (default ``task`` and ``context:*``). Its tools get
@@ -50,6 +50,7 @@ from pydantic import BaseModel, Field, JsonValue
 from reasoning_graphs.access import AccessPolicy
 from reasoning_graphs.budget import Budget
 from reasoning_graphs.graphs._agent_nodes import SYSTEM_PROMPT, TASK_PROMPT, AgentNodes
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import NodeIO, Toolset, dual_node
@@ -103,7 +104,7 @@ class AgentInput(LimitsInput, total=False):
 class AgentOutput(CommonOutput, total=False):
     """What a run returns."""
 
-    tool_calls: Annotated[list[ToolCallRecord], operator.add]
+    tool_calls: Annotated[list[ToolCallRecord], delta(operator.add)]
     """Every tool call: tool, arguments, result or error, call id."""
     steps: int
     """Model turns taken with tools bound."""
@@ -114,7 +115,7 @@ class AgentOutput(CommonOutput, total=False):
 class AgentState(AgentInput, AgentOutput, CommonState, total=False):
     """Internal state."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], delta(add_messages)]
     """The agent's conversation: task, model turns, tool results."""
     draft: str | None
     """The text of the last turn when it called no tool (None while tools are being called)."""

@@ -53,6 +53,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from reasoning_graphs.access import AccessPolicy, ReadRecord
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput, read_as
 from reasoning_graphs.graphs._debate_config import (
     JUDGE_PROMPT_SYSTEM,
@@ -119,9 +120,9 @@ class DebateOutput(CommonOutput, total=False):
     """The configuration the run used."""
     clarifications: list[Clarification]
     """Every question asked and its answer (``NA`` when unanswered)."""
-    transcript: Annotated[list[Contribution], operator.add]
+    transcript: Annotated[list[Contribution], delta(operator.add)]
     """Every proposal, critique and refinement with its agent id, role, model and round."""
-    summaries: Annotated[list[SummaryRecord], operator.add]
+    summaries: Annotated[list[SummaryRecord], delta(operator.add)]
     """Transcript summaries written during the run."""
     solution: Solution | None
     """The outcome (``final_answer`` is its text)."""
@@ -129,7 +130,7 @@ class DebateOutput(CommonOutput, total=False):
     """Rounds that finished."""
     converged: bool
     """Whether the latest answers agree (computed after every round, whatever the stop rule)."""
-    failures: Annotated[list[StepFailure], operator.add]
+    failures: Annotated[list[StepFailure], delta(operator.add)]
     """Steps that failed or ran out of budget (any one ends the run)."""
 
 

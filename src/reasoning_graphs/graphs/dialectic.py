@@ -40,6 +40,7 @@ from pydantic import Field
 
 from reasoning_graphs.access import AccessPolicy
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput
 from reasoning_graphs.graphs._dialectic_nodes import DialecticNodes, halted, stop_reason
 from reasoning_graphs.graphs._dialectic_parts import (
@@ -110,7 +111,7 @@ class DialecticInput(LimitsInput, total=False):
 class DialecticOutput(CommonOutput, total=False):
     """What a run returns."""
 
-    rounds: Annotated[list[DialecticRound], operator.add]
+    rounds: Annotated[list[DialecticRound], delta(operator.add)]
     """Every round, the last one possibly partial."""
     best_round: int | None
     """The round whose synthesis is ``final_answer`` (None when it is not a synthesis)."""

@@ -30,6 +30,7 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord
 from reasoning_graphs.errors import InputError
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import (
     CommonOutput,
     CommonState,
@@ -99,7 +100,7 @@ class EvaluationOutput(CommonOutput, total=False):
 class EvaluationState(EvaluationInput, EvaluationOutput, CommonState, total=False):
     """Internal state."""
 
-    scored: Annotated[list[EvaluatorResult], operator.add]
+    scored: Annotated[list[EvaluatorResult], delta(operator.add)]
     """Evaluator results in completion order (the fan-in channel)."""
 
 

@@ -45,6 +45,7 @@ from pydantic import Field
 
 from reasoning_graphs.access import check_independent
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput
 from reasoning_graphs.graphs._perspectives_checks import build_matrix, compare_row
 from reasoning_graphs.graphs._perspectives_flow import (
@@ -171,11 +172,11 @@ class PerspectivesOutput(CommonOutput, total=False):
     """The roles and their disclosed criteria."""
     gates: list[Gate]
     """The hard gates, as checked."""
-    views: Annotated[dict[str, View], _merge_views]
+    views: Annotated[dict[str, View], delta(_merge_views)]
     """Valid views by role."""
     missing: list[str]
     """Roles without a valid view."""
-    attempts: Annotated[list[StepAttempt], operator.add]
+    attempts: Annotated[list[StepAttempt], delta(operator.add)]
     """Every view and synthesis attempt, with its problems."""
     matrix: Matrix
     """The comparison matrix (code-owned)."""

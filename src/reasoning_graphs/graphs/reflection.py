@@ -41,6 +41,7 @@ from pydantic import Field
 
 from reasoning_graphs.access import AccessPolicy, check_independent, matches
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput, read_as
 from reasoning_graphs.graphs._reflection_nodes import ReflectionNodes
 from reasoning_graphs.graphs._reflection_parts import (
@@ -132,7 +133,7 @@ class ReflectionState(ReflectionInput, ReflectionOutput, CommonState, total=Fals
 
     draft_count: int
     """Gather members of this run."""
-    gathered: Annotated[list[Draft], operator.add]
+    gathered: Annotated[list[Draft], delta(operator.add)]
     """Drafts in completion order (the fan-in channel)."""
     exhausted: bool
     """The budget refused a call."""

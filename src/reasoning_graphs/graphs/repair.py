@@ -36,6 +36,7 @@ from pydantic import Field
 
 from reasoning_graphs.access import AccessPolicy, Output
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import (
     CommonOutput,
     CommonState,
@@ -145,9 +146,9 @@ class RepairOutput(CommonOutput, total=False):
     """Whether ``final_answer`` passed the verifier."""
     attempts: int
     """How many candidates were verified."""
-    history: Annotated[list[Attempt], operator.add]
+    history: Annotated[list[Attempt], delta(operator.add)]
     """Every attempt: answer, passed, feedback, model."""
-    tool_calls: Annotated[list[ToolCallRecord], operator.add]
+    tool_calls: Annotated[list[ToolCallRecord], delta(operator.add)]
     """Every tool call the attempts made (only with tools)."""
 
 
@@ -160,7 +161,7 @@ class RepairState(RepairInput, RepairOutput, CommonState, total=False):
     """The model that wrote ``candidate``."""
     exhausted: bool
     """The budget refused a call."""
-    reviews: Annotated[list[Review], operator.add]
+    reviews: Annotated[list[Review], delta(operator.add)]
     """A person's decisions on passing attempts (``approve=True``)."""
     awaiting: Attempt | None
     """A passing attempt waiting for a person's approval."""

@@ -36,6 +36,7 @@ from pydantic import Field
 
 from reasoning_graphs.access import AccessPolicy, Output
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import (
     CommonOutput,
     CommonState,
@@ -153,7 +154,7 @@ class SelfRefineInput(LimitsInput, total=False):
 class SelfRefineOutput(CommonOutput, total=False):
     """What a run returns."""
 
-    candidates: Annotated[list[Candidate], operator.add]
+    candidates: Annotated[list[Candidate], delta(operator.add)]
     """Every candidate, in order."""
     selected: int | None
     """Index of the returned candidate in ``candidates``."""
@@ -166,7 +167,7 @@ class SelfRefineOutput(CommonOutput, total=False):
 class SelfRefineState(SelfRefineInput, SelfRefineOutput, CommonState, total=False):
     """Internal state."""
 
-    critiques: Annotated[list[Critique], operator.add]
+    critiques: Annotated[list[Critique], delta(operator.add)]
     """Every critique, in order (candidate i's critique is ``critiques[i]``)."""
     halt: StopReason | None
     """Why the loop stopped early, if it did."""

@@ -43,6 +43,7 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.access import AccessPolicy
 from reasoning_graphs.budget import Budget
+from reasoning_graphs.graphs._channels import delta
 from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput, read_as
 from reasoning_graphs.graphs._tot_game24 import Game24Task
 from reasoning_graphs.graphs._tot_nodes import SearchNodes
@@ -149,7 +150,7 @@ class ToTOutput(CommonOutput, total=False):
     """Whether any terminal node passed (any-of-k)."""
     answer_node: str | None
     """The id of the node behind ``final_answer``."""
-    tree: Annotated[dict[str, ThoughtNode], merge_tree]
+    tree: Annotated[dict[str, ThoughtNode], delta(merge_tree)]
     """Every node by id, root included."""
     depth: int
     """Levels expanded so far."""
