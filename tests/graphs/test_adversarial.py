@@ -131,9 +131,10 @@ def test_arbiter_prompts_hide_sides_models_and_confidence(saver: Any) -> None:
     assert state["access"]["arbiter"].blind
     stored = json.dumps(view_as(state, "arbiter"))  # the checkpoint view of the arbiter's reads
     assert not any(name in stored for name in NAMES) and "0.937" not in stored
-    # Swapped orders: the same case text appears in slot 1 of one prompt and slot 2 of the other.
-    assert prompts[0].index("the body subtracts") > prompts[0].index("[Case 2]")
-    assert prompts[1].index("the body subtracts") < prompts[1].index("[Case 2]")
+    # Swapped orders: the same case text appears in slot 2 of one prompt and slot 1 of the other
+    # (the two orders are judged in parallel, so their calls may come in either order).
+    in_slot_2 = sorted(text.index("the body subtracts") > text.index("[Case 2]") for text in prompts)
+    assert in_slot_2 == [False, True]
 
 
 def test_independence_is_proved_when_the_graph_is_built() -> None:
