@@ -153,6 +153,9 @@ def render_markdown(
     return "\n".join(lines)
 
 
+_NEAR_X = 0.15
+"""Points closer than this share of the panel's x range (and ``_NEAR_Y`` in quality) stack labels."""
+_NEAR_Y = 0.06
 _COLORS = {"graph": "C0", "single": "C1", "best_of_n": "C2", "self_consistency": "C3"}
 
 
@@ -183,14 +186,17 @@ def write_plot(summary: EvalSummary, path: Path) -> bool:
         points = [(float(getattr(a, attr)), float(a.quality or 0.0)) for a in arms]
         edge = frontier(points)
         ax.plot([p[0] for p in edge], [p[1] for p in edge], "--", color="0.6", zorder=1, label="frontier")
-        seen: dict[tuple[float, float], int] = {}
+        xs = [p[0] for p in points]
+        span = (max(xs) - min(xs)) or 1.0
+        placed: list[tuple[float, float]] = []
         for arm, (x, y) in zip(arms, points, strict=True):
             color = _COLORS.get(arm.arm, "C4")
             ax.scatter([x], [y], s=70, color=color, zorder=3)
             if arm.any_of_k is not None:
                 ax.scatter([x], [arm.any_of_k], s=70, facecolors="none", edgecolors=color, zorder=3)
-            stacked = seen.get((x, y), 0)
-            seen[(x, y)] = stacked + 1
+            # Labels of nearby points (not only equal ones) go one line higher each, so none overlap.
+            stacked = sum(abs(px - x) <= _NEAR_X * span and abs(py - y) <= _NEAR_Y for px, py in placed)
+            placed.append((x, y))
             ax.annotate(
                 arm.arm, (x, y), textcoords="offset points", xytext=(7, 6 + 12 * stacked), color=color
             )
