@@ -17,6 +17,7 @@ _MAX_INPUT_BYTES = 10 * 1024 * 1024
 
 
 def db_path(args: argparse.Namespace) -> str:
+    """The checkpoint database: ``--db``, else ``$REASONING_GRAPHS_DB``, else the default."""
     return args.db or os.environ.get("REASONING_GRAPHS_DB") or ".reasoning_graphs/checkpoints.sqlite"
 
 
@@ -33,10 +34,12 @@ def existing_db(args: argparse.Namespace, thread: str | None = None) -> str:
 
 
 def read_text(path: str, what: str) -> str:
+    """A user's text file (at most 10 MiB, UTF-8); anything else is bad input."""
     return read_user_text(path, what, max_bytes=_MAX_INPUT_BYTES)
 
 
 def read_input_file(path: str) -> dict[str, Any]:
+    """A user's JSON file that must hold an object (``--input``, ``--answers``)."""
     loaded = read_user_json(path, "input file", max_bytes=_MAX_INPUT_BYTES)
     if not isinstance(loaded, dict):
         raise InputError(f"input file {path!r} must hold a JSON object, not {type(loaded).__name__}")
@@ -44,6 +47,7 @@ def read_input_file(path: str) -> dict[str, Any]:
 
 
 def load_input(args: argparse.Namespace, entry: GraphEntry) -> dict[str, Any]:
+    """The graph's input from ``--input`` and the flags that override it, checked before any run."""
     data: dict[str, Any] = read_input_file(args.input) if args.input else {}
     for key in ("task", "verifier", "max_calls", "max_tokens"):
         value = getattr(args, key, None)
@@ -95,6 +99,7 @@ def _absolute_refs(spec: str) -> str:
 
 
 def run_options(args: argparse.Namespace, entry: GraphEntry) -> RunOptions:
+    """The run's model, roster and graph flags; model specs are resolved here, before anything is stored."""
     from reasoning_graphs.models import resolve
 
     roster = [s.strip() for s in args.roster.split(",")] if args.roster else None

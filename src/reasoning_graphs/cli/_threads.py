@@ -24,6 +24,7 @@ __all__ = [
 
 
 def compile_graph(entry: GraphEntry, options: RunOptions, saver: Any) -> Any:
+    """Build and compile a CLI graph on ``saver``; a bad option is bad input (exit 2)."""
     from pydantic import ValidationError
 
     try:
@@ -37,6 +38,7 @@ def compile_graph(entry: GraphEntry, options: RunOptions, saver: Any) -> Any:
 
 
 def stored_run(saver: Any, thread_id: str) -> tuple[GraphEntry, RunOptions, dict[str, Any]]:
+    """Return a stored thread's graph, the options it ran with, and the config to continue it."""
     config: Any = {"configurable": {"thread_id": thread_id}}
     stored = saver.get_tuple(config)
     if stored is None:
@@ -54,6 +56,7 @@ def stored_run(saver: Any, thread_id: str) -> tuple[GraphEntry, RunOptions, dict
 
 
 def pending_interrupts(state: Any) -> list[Any]:
+    """Return the values of the interrupts a paused thread waits on."""
     return [i.value for task in state.tasks for i in task.interrupts]
 
 
