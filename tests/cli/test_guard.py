@@ -90,23 +90,97 @@ def test_a_second_runner_on_a_thread_fails_at_once(
     assert code == 0 and json.loads(out)["passed"] is True, err
 
 
+def _tamper(db: Path, thread: str = "ap") -> None:
+    """Add a key to the metadata of a thread's newest checkpoint behind the saver's back."""
+    conn = sqlite3.connect(db)
+    with conn:
+        rowid, metadata = conn.execute(
+            "SELECT rowid, metadata FROM checkpoints WHERE thread_id = ? ORDER BY rowid DESC LIMIT 1",
+            (thread,),
+        ).fetchone()
+        edited = json.dumps({**json.loads(metadata), "edited_by": "hand"})
+        conn.execute("UPDATE checkpoints SET metadata = CAST(? AS BLOB) WHERE rowid = ?", (edited, rowid))
+    conn.close()
+
+
 def test_a_tampered_thread_is_refused_by_every_command(
+    capsys: pytest.CaptureFixture[str], paused: dict[str, Any]
+) -> None:
+    db = paused["db"]
+    _tamper(db)
+    before = db_snapshot(db)
+    for argv in (
+        ["resume", "--thread", "ap", "--answer", "yes"],
+        ["show", "--thread", "ap"],
+        ["history", "--thread", "ap"],
+        ["threads"],
+    ):
+        code, _, err = cli(capsys, *argv, "--db", str(db))
+        assert code == 4 and err.count("\n") == 1 and "failed its integrity check" in err, (argv, err)
+        assert f"reasoning-graphs seal --db {db} --thread ap" in err, "the message says how to accept it"
+    assert db_snapshot(db) == before
+
+
+def test_threads_lists_the_intact_threads_beside_a_tampered_one(
+    capsys: pytest.CaptureFixture[str], paused: dict[str, Any]
+) -> None:
+    db = paused["db"]
+    code, _, err = cli(capsys, *RUN, "--model", paused["model"], "--db", str(db), "--thread", "ok")
+    assert code == 0, err
+    _tamper(db)
+    code, out, err = cli(capsys, "threads", "--db", str(db), "--json")
+    assert code == 4 and err.count("\n") == 1 and "'ap' failed its integrity check" in err, err
+    listed = {t["thread_id"]: t for t in json.loads(out)}
+    assert listed["ok"]["status"] == "interrupted" and listed["ok"]["graph"] == "repair"
+    assert listed["ap"]["status"] == "tampered" and listed["ap"]["graph"] is None
+    assert "does not match its seal" in listed["ap"]["error"] and listed["ap"]["checkpoints"] > 1
+
+
+def test_seal_accepts_a_tampered_thread_as_it_is_and_it_resumes(
+    capsys: pytest.CaptureFixture[str], paused: dict[str, Any]
+) -> None:
+    db = paused["db"]
+    _tamper(db)
+    code, out, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
+    assert code == 0 and "had: checkpoint" in err and "does not match its seal" in err, err
+    assert "sealed thread 'ap' as it is now" in out
+    code, out, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
+    assert code == 0 and "is intact" in out and "nothing changed" in out, err
+    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
+    assert code == 0 and json.loads(out)["passed"] is True, err
+
+
+def test_seal_accepts_an_edited_run_manifest(
     capsys: pytest.CaptureFixture[str], paused: dict[str, Any]
 ) -> None:
     db = paused["db"]
     conn = sqlite3.connect(db)
     with conn:
         conn.execute(
-            "UPDATE checkpoints SET metadata = CAST(? AS BLOB) "
-            "WHERE rowid = (SELECT max(rowid) FROM checkpoints)",
-            (json.dumps({"source": "edited"}),),
+            "UPDATE rg_manifests SET history = '[]', manifest = manifest || ' ' WHERE thread_id = 'ap'"
         )
     conn.close()
+    code, _, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--db", str(db))
+    assert code == 4 and "run manifest does not match its seal" in err, err
+    code, out, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
+    assert code == 0 and "run manifest does not match its seal" in err and "sealed thread" in out, err
+    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
+    assert code == 0 and json.loads(out)["passed"] is True, err
+
+
+def test_seal_refuses_an_unknown_or_running_thread(
+    capsys: pytest.CaptureFixture[str], paused: dict[str, Any]
+) -> None:
+    db = paused["db"]
     before = db_snapshot(db)
-    for argv in (["resume", "--thread", "ap", "--answer", "yes"], ["show", "--thread", "ap"], ["threads"]):
-        code, _, err = cli(capsys, *argv, "--db", str(db))
-        assert code == 4 and err.count("\n") == 1 and "failed its integrity check" in err, (argv, err)
-    assert db_snapshot(db) == before
+    code, _, err = cli(capsys, "seal", "--thread", "nope", "--db", str(db))
+    assert code == 2 and err.count("\n") == 1 and "no thread 'nope'" in err, err
+    _tamper(db)
+    tampered = db_snapshot(db)
+    with thread_lease(db, "ap"):
+        code, _, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
+    assert code == 4 and err.count("\n") == 1 and "busy" in err, err
+    assert db_snapshot(db) == tampered != before
 
 
 def test_a_thread_from_before_sealing_is_adopted_and_needs_its_manifest_accepted(

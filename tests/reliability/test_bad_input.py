@@ -511,6 +511,12 @@ CASES: list[Case] = [
     c("show --checkpoint", 2, "checkpoint", "show", "--thread", "done1", "--checkpoint", "", *DB),
     c("show --db", 4, "not a SQLite database", "show", "--thread", "done1", "--db", "{secret}"),
     c("show --db", 2, "no thread", "show", "--thread", "done1", "--db", "{newdb}"),
+    # --- seal -------------------------------------------------------------------------------------
+    c("seal --thread", 2, "required: --thread", "seal", *DB),
+    c("seal --thread", 2, "no thread 'nope'", "seal", "--thread", "nope", *DB),
+    c("seal --db", 4, "not a SQLite database", "seal", "--thread", "done1", "--db", "{secret}"),
+    c("seal --db", 4, "is a directory", "seal", "--thread", "done1", "--db", "{dir}"),
+    c("seal --db", 2, "no thread", "seal", "--thread", "done1", "--db", "{newdb}"),
     # --- evaluate ---------------------------------------------------------------------------------
     c("evaluate --thread", 2, "required: --thread", "evaluate", *M, *DB),
     c("evaluate --thread", 2, "no thread 'nope'", "evaluate", "--thread", "nope", *M, *DB),

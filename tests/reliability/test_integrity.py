@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reasoning_graphs.checkpoints import history, list_threads, open_saver, view_thread
+from reasoning_graphs.checkpoints import history, list_threads, open_saver, thread_info, view_thread
 from reasoning_graphs.checkpoints.integrity import KEY_ENV, IntegrityError, IntegritySaver, key_path
 from reasoning_graphs.errors import CheckpointError, ConfigurationError
 from reasoning_graphs.graphs import build_repair_graph
@@ -179,11 +179,17 @@ def test_tampering_is_refused_before_anything_is_read_or_run(
             lambda: graph.get_state(_config("t1")),
             lambda: history(saver, "t1"),
             lambda: view_thread(saver, "t1", "generator"),
-            lambda: list_threads(saver),
+            lambda: thread_info(saver, "t1"),
         ):
             with pytest.raises(IntegrityError):
                 read()
         assert loads == []
+        listed = {t.thread_id: t for t in list_threads(saver)}  # the overview names it, reads none of it
+        if "t1" in listed:
+            assert listed["t1"].status == "tampered" and listed["t1"].graph is None
+            assert listed["t1"].error is not None and "failed its integrity check" in listed["t1"].error
+        assert listed["t2"].status != "tampered" and listed["t2"].graph == "repair"
+        assert [b for b in loads if b] != [], "t2 was read"
         assert saver.verify_thread("t2") > 0  # the other thread is intact and readable
     assert caught.value.problems
     assert db_snapshot(db) == before, "a refused thread is left as it was"

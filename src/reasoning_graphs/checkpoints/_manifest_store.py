@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -67,6 +68,19 @@ def record(saver: SqliteSaver, thread_id: str, manifest: str, accepted: Mapping[
         )
 
 
+def reseal(cur: sqlite3.Cursor, key: bytes, thread_id: str) -> bool:
+    """Seal a thread's manifest row as it is now; return whether it has one."""
+    if cur.execute("SELECT 1 FROM sqlite_master WHERE name = 'rg_manifests'").fetchone() is None:
+        return False
+    query = "SELECT manifest, history FROM rg_manifests WHERE thread_id = ?"
+    row = cur.execute(query, (thread_id,)).fetchone()
+    if row is None:
+        return False
+    mac = _mac(key, thread_id, str(row[0]), str(row[1]))
+    cur.execute("UPDATE rg_manifests SET mac = ? WHERE thread_id = ?", (mac, thread_id))
+    return True
+
+
 def load_row(saver: SqliteSaver, thread_id: str) -> tuple[str, list[Any]] | None:
     """Return a thread's manifest JSON and history, or None when it has none.
 
@@ -88,6 +102,7 @@ def load_row(saver: SqliteSaver, thread_id: str) -> tuple[str, list[Any]] | None
     ):
         from reasoning_graphs.checkpoints.integrity import IntegrityError
 
-        raise IntegrityError(thread_id, ["its run manifest does not match its seal (edited)"])
+        problem = "its run manifest does not match its seal (edited)"
+        raise IntegrityError(thread_id, [problem], database=getattr(saver, "database", None))
     history = json.loads(history_text)
     return text, history if isinstance(history, list) else []

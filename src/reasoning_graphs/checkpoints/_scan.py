@@ -18,6 +18,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from reasoning_graphs.checkpoints.integrity import IntegrityError
 from reasoning_graphs.errors import CheckpointError, UnknownThreadError
 
 __all__: list[str] = []
@@ -74,7 +75,12 @@ class Summary:
     count: int
     created_at: datetime
     run_metadata: dict[str, Scalar]
-    latest: CheckpointTuple
+    latest: CheckpointTuple | None
+    """The newest checkpoint; None when the thread failed its integrity check (nothing was read)."""
+    tampered: IntegrityError | None = None
+    """The integrity failure, when there was one."""
+    last_id: str = ""
+    """The newest checkpoint's id."""
 
 
 def run_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Scalar]:
@@ -128,7 +134,7 @@ def parse_ts(ts: str) -> datetime:
     return datetime.fromisoformat(ts)
 
 
-def _id_time(checkpoint_id: str) -> datetime | None:
+def id_time(checkpoint_id: str) -> datetime | None:
     """Return the creation time encoded in a UUID v6 checkpoint id, if it is one."""
     try:
         value = uuid.UUID(checkpoint_id)
@@ -183,14 +189,19 @@ def _sqlite_summaries(saver: SqliteSaver, thread_id: str | None) -> list[Summary
         rows = cur.execute(_SUMMARY_SQL.format(where=where), params).fetchall()
     out: list[Summary] = []
     for tid, count, first_id, last_id, metadata in rows:
-        latest = saver.get_tuple(config_for(tid, last_id))  # type: ignore[arg-type]
+        try:
+            latest = saver.get_tuple(config_for(tid, last_id))  # type: ignore[arg-type]
+        except IntegrityError as exc:  # listed from its ids only: none of its blobs is trusted
+            when = id_time(first_id) or datetime.fromtimestamp(0, UTC)
+            out.append(Summary(tid, int(count), when, {}, None, tampered=exc, last_id=last_id))
+            continue
         if latest is None:  # deleted between the two reads
             continue
-        created = _id_time(first_id)
+        created = id_time(first_id)
         if created is None:
             first = saver.get_tuple(config_for(tid, first_id))  # type: ignore[arg-type]
             created = parse_ts(first.checkpoint["ts"]) if first else parse_ts(latest.checkpoint["ts"])
-        out.append(Summary(tid, int(count), created, _parse_metadata(metadata), latest))
+        out.append(Summary(tid, int(count), created, _parse_metadata(metadata), latest, last_id=last_id))
     return out
 
 
@@ -206,10 +217,12 @@ def _generic_summaries(saver: BaseCheckpointSaver[Any], thread_id: str | None) -
         tuples.sort(key=lambda t: str(t.config["configurable"]["checkpoint_id"]))
         named = next((t for t in reversed(tuples) if t.metadata.get("graph") is not None), tuples[0])
         first = tuples[0]
-        created = _id_time(str(first.config["configurable"]["checkpoint_id"])) or parse_ts(
+        created = id_time(str(first.config["configurable"]["checkpoint_id"])) or parse_ts(
             first.checkpoint["ts"]
         )
-        out.append(Summary(tid, len(tuples), created, run_metadata(named.metadata), tuples[-1]))
+        last_id = str(tuples[-1].config["configurable"]["checkpoint_id"])
+        meta = run_metadata(named.metadata)
+        out.append(Summary(tid, len(tuples), created, meta, tuples[-1], last_id=last_id))
     return out
 
 

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,7 +33,7 @@ from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from reasoning_graphs.checkpoints import _seal, _sealkey
+from reasoning_graphs.checkpoints import _manifest_store, _seal, _sealkey
 from reasoning_graphs.errors import CheckpointError
 
 __all__ = ["KEY_ENV", "IntegrityError", "IntegritySaver", "key_path", "load_key", "open_key"]
@@ -62,17 +63,21 @@ class IntegrityError(CheckpointError):
         problems: one line per disagreeing row.
     """
 
-    def __init__(self, thread_id: str, problems: Sequence[str]) -> None:
-        """Create the error for ``thread_id`` from its problems."""
+    def __init__(self, thread_id: str, problems: Sequence[str], *, database: str | None = None) -> None:
+        """Create the error for ``thread_id`` from its problems (``database``: its path, if known)."""
         shown = "; ".join(problems[:_SHOWN])
         more = f"; and {len(problems) - _SHOWN} more" if len(problems) > _SHOWN else ""
+        db = shlex.quote(database) if database and database != ":memory:" else "DB"
         super().__init__(
             f"thread {thread_id!r} failed its integrity check: {shown}{more}. It was changed outside "
             "reasoning-graphs; nothing of it was loaded or run. Restore the database from a backup, "
-            f"or, if you trust its current content, accept it with saver.seal_thread({thread_id!r})"
+            "or, if you trust its current content, accept it with "
+            f"'reasoning-graphs seal --db {db} --thread {shlex.quote(thread_id)}' "
+            f"(from Python: saver.seal_thread({thread_id!r}))"
         )
         self.thread_id = thread_id
         self.problems = list(problems)
+        self.database = database
 
 
 class IntegritySaver(SqliteSaver):
@@ -146,29 +151,36 @@ class IntegritySaver(SqliteSaver):
         if findings:
             self._verified.discard(str(thread_id))
             raise IntegrityError(
-                str(thread_id), [_MESSAGES[f.problem].format(where=f.where) for f in findings]
+                str(thread_id),
+                [_MESSAGES[f.problem].format(where=f.where) for f in findings],
+                database=self.database,
             )
         self._verified.add(str(thread_id))
         return rows
 
     def seal_thread(self, thread_id: str) -> int:
-        """Accept a thread's rows as they are now: replace its seals; return the row count.
+        """Accept a thread's rows and run manifest as they are now: replace their seals.
 
         Use it only for a thread you trust, e.g. one written before integrity was turned on.
+        Returns the number of checkpoint and write rows sealed.
         """
         with self.cursor() as cur:
             count = _seal.reseal(cur.connection, self.key, str(thread_id))
+            _manifest_store.reseal(cur, self.key, str(thread_id))
         self._verified.add(str(thread_id))
         return count
+
+    def thread_ids(self) -> list[str]:
+        """Return every thread id stored (with rows or seals), sorted."""
+        with self.cursor(transaction=False):
+            return _seal.thread_ids(self.conn)
 
     def _ensure(self, thread_id: str) -> None:
         if thread_id not in self._verified:
             self.verify_thread(thread_id)
 
     def _ensure_all(self) -> None:
-        with self.cursor(transaction=False):
-            ids = _seal.thread_ids(self.conn)
-        for thread_id in ids:
+        for thread_id in self.thread_ids():
             self._ensure(thread_id)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

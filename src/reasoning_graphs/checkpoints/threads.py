@@ -45,13 +45,17 @@ __all__ = [
     "thread_info",
 ]
 
-ThreadStatus = Literal["done", "interrupted", "incomplete"]
+ThreadStatus = Literal["done", "interrupted", "incomplete", "tampered"]
 """Where a thread stands.
 
 - ``done``: no node is left to run.
 - ``interrupted``: a node called ``interrupt()`` and waits for ``Command(resume=...)``.
 - ``incomplete``: nodes are left to run: the run crashed, was stopped or is still running;
   ``graph.invoke(None, resume_config(saver, thread_id))`` continues it.
+- ``tampered``: the thread failed its integrity check (``open_saver(..., integrity=True)``):
+  ``error`` says why, and nothing else of it was read (its ``graph`` and ``metadata`` are
+  unknown, its times come from its checkpoint ids). Every read of it raises
+  :class:`~reasoning_graphs.checkpoints.integrity.IntegrityError` until it is sealed again.
 """
 
 _PREVIEW_CHARS = 120
@@ -121,6 +125,21 @@ def _preview(value: Any) -> str | None:
 
 def _info(summary: _scan.Summary) -> ThreadInfo:
     latest = summary.latest
+    if latest is None:
+        return ThreadInfo(
+            thread_id=summary.thread_id,
+            graph=None,
+            metadata={},
+            created_at=summary.created_at,
+            updated_at=_scan.id_time(summary.last_id) or summary.created_at,
+            checkpoints=summary.count,
+            checkpoint_id=summary.last_id,
+            status="tampered",
+            next=(),
+            error=str(summary.tampered),
+            stop_reason=None,
+            final_answer=None,
+        )
     values: dict[str, Any] = latest.checkpoint["channel_values"]
     next_nodes = _scan.next_nodes(latest.checkpoint)
     errors = _scan.pending(latest, _scan.ERROR)
@@ -160,10 +179,13 @@ def thread_info(saver: BaseCheckpointSaver[Any], thread_id: str) -> ThreadInfo:
 
     Raises:
         UnknownThreadError: no thread has that id.
+        IntegrityError: the thread failed its integrity check.
     """
     found = _scan.summaries(saver, thread_id)
     if not found:
         raise _scan.unknown_thread(thread_id)
+    if found[0].tampered is not None:
+        raise found[0].tampered
     return _info(found[0])
 
 

@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true")
     db_arg(show)
 
+    seal = sub.add_parser(
+        "seal", help="accept a thread that failed its integrity check, as it is now (trust it first)"
+    )
+    seal.add_argument("--thread", required=True)
+    db_arg(seal)
+
     evaluate = sub.add_parser("evaluate", help="score a finished run against a rubric with evaluator agents")
     evaluate.add_argument("--thread", required=True, help="the finished run to evaluate")
     evaluate.add_argument("--config", help="evaluation JSON (agents, includeTranscript, budget)")

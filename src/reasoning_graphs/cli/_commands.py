@@ -23,6 +23,7 @@ from reasoning_graphs.cli._output import dumps, err, out, progress_line
 from reasoning_graphs.cli._threads import (
     cmd_evaluate,
     cmd_history,
+    cmd_seal,
     cmd_show,
     cmd_threads,
     compile_graph,
@@ -267,6 +268,7 @@ _COMMANDS = {
     "threads": cmd_threads,
     "history": cmd_history,
     "show": cmd_show,
+    "seal": cmd_seal,
     "evaluate": cmd_evaluate,
     "eval": cmd_eval,
 }

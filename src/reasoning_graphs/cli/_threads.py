@@ -15,6 +15,7 @@ from reasoning_graphs.errors import InputError, UnknownThreadError
 __all__ = [
     "cmd_evaluate",
     "cmd_history",
+    "cmd_seal",
     "cmd_show",
     "cmd_threads",
     "compile_graph",
@@ -61,17 +62,52 @@ def pending_interrupts(state: Any) -> list[Any]:
 
 
 def cmd_threads(args: argparse.Namespace) -> int:
+    """List every thread; a tampered one is listed too, and named on stderr (exit 4)."""
     from reasoning_graphs.checkpoints import list_threads, open_saver
 
     with open_saver(existing_db(args), integrity=True) as saver:
         threads = list_threads(saver)
     if args.json:
         out(dumps(threads))
-        return 0
-    if not threads:
-        out("no threads yet")
-    for t in threads:
-        out(f"{t.thread_id}  {t.graph or '?':<13} {t.status:<11} {t.stop_reason or '-':<13} {t.updated_at}")
+    else:
+        for t in threads:
+            stop = t.stop_reason or "-"
+            out(f"{t.thread_id}  {t.graph or '?':<13} {t.status:<11} {stop:<13} {t.updated_at}")
+        if not threads:
+            out("no threads yet")
+    tampered = [t for t in threads if t.status == "tampered"]
+    for t in tampered:
+        err(f"error: {t.error}")
+    return 4 if tampered else 0
+
+
+def cmd_seal(args: argparse.Namespace) -> int:
+    """Accept a thread that failed its integrity check as it is now (it must not be running)."""
+    from reasoning_graphs.checkpoints import open_saver
+    from reasoning_graphs.checkpoints.integrity import IntegrityError, IntegritySaver
+    from reasoning_graphs.checkpoints.lease import thread_lease
+    from reasoning_graphs.checkpoints.manifest import stored_manifest
+
+    path = existing_db(args, args.thread)
+    with open_saver(path, integrity=True) as saver:
+        if not isinstance(saver, IntegritySaver):  # open_saver(integrity=True) always returns one
+            raise TypeError(f"expected a sealing saver, got {type(saver).__name__}")
+        if args.thread not in saver.thread_ids():
+            raise UnknownThreadError(
+                f"no thread {args.thread!r} in this database; list them with 'reasoning-graphs threads'"
+            )
+        with thread_lease(path, args.thread):
+            try:
+                rows = saver.verify_thread(args.thread)
+                stored_manifest(saver, args.thread)
+            except IntegrityError as exc:
+                problems = exc.problems
+            else:
+                out(f"thread {args.thread!r} is intact ({rows} rows match their seals); nothing changed")
+                return 0
+            rows = saver.seal_thread(args.thread)
+    err(f"thread {args.thread!r} had: " + "; ".join(problems))
+    out(f"sealed thread {args.thread!r} as it is now ({rows} rows); it will be read and resumed as stored")
     return 0
 
 
