@@ -23,10 +23,10 @@ Two designs of the same transcript channel, same graph otherwise, then the packa
   about ``CHARS`` characters, default options otherwise (full history, summaries once the
   transcript passes 5000 characters, judge synthesis). Its first round is proposals and every
   later round a critique and a refinement per agent, so its transcript holds about twice the
-  contributions of the synthetic graph's. Its file also holds what the synthetic graph
-  does not have: each ``Send`` packet (an agent's whole view), each contribution again as an
-  ``Output``, read records, and the access lists, usage ledger and config copied into every
-  checkpoint; so its ratio is linear but well above the synthetic one.
+  contributions of the synthetic graph's. Its file also holds what the synthetic graph does not
+  have: each contribution again as an ``Output``, read records, and the access lists, usage
+  ledger, config and LangGraph's version maps of its 14 nodes copied into every checkpoint; so
+  its ratio is linear but well above the synthetic one.
 
 The two synthetic designs must yield the same final transcript; ``get_state`` time on the
 finished thread is reported too (the delta channel pays for its space with replay on read).

@@ -30,6 +30,8 @@ INPUTS: dict[str, dict[str, Any]] = json.loads((ROOT / "notebooks" / "demo_input
 STARTUP_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 60.0
 
+AGENTS = ("architect", "performance")
+"""The Studio debate's agents (``agent-<role>``); each has its own node per step."""
 EXPECTED: dict[str, tuple[str, str, set[str]]] = {
     "repair": ("passed", "The answer is 150.", {"start", "generate", "verify", "repair", "finish"}),
     "self_refine": ("judge_stop", "Canberra", {"start", "generate", "critique", "refine", "select"}),
@@ -47,7 +49,12 @@ EXPECTED: dict[str, tuple[str, str, set[str]]] = {
     "debate": (
         "completed",
         "Redis cache",
-        {"start", "ask", "clarify", "propose", "critique", "refine", "judge"},
+        {
+            "start",
+            *(f"{step}.agent-{who}" for step in ("ask", "propose", "critique", "refine") for who in AGENTS),
+            "clarify",
+            "judge",
+        },
     ),
     "adversarial": ("completed", "con: ", {"start", "advocate", "arbitrate", "finish"}),
     "perspectives": ("completed", "conditional: ", {"start", "view", "compare", "synthesize", "finish"}),
@@ -161,7 +168,7 @@ def test_debate_pauses_for_clarifications_and_resumes(client: SyncLangGraphClien
         "agent-performance:1": "What share of requests are redirects rather than new links?",
     }
     parts = _stream(client, thread_id, "debate", command={"resume": {"agent-architect:1": "Five years."}})
-    assert "ask" not in _nodes(parts)  # the questions are not asked again
+    assert not {n for n in _nodes(parts) if n.startswith("ask.")}  # the questions are not asked again
     done = client.threads.get_state(thread_id)["values"]
     assert done["stop_reason"] == "completed"
     assert [c["answer"] for c in done["clarifications"]] == ["Five years.", "NA"]

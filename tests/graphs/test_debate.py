@@ -439,37 +439,48 @@ def test_an_agent_model_may_be_a_provider_string(saver: Any, tmp_path: Path) -> 
 
 
 def _edges(graph: Any) -> list[str]:
-    drawing = graph.compile().get_graph().draw_mermaid()
-    return sorted(line.strip() for line in drawing.splitlines() if "-->" in line or "-.->" in line)
+    """The compiled graph's edges as ``source -> target`` (``-?>`` for a conditional one)."""
+    drawn = graph.compile().get_graph()
+    return sorted(f"{e.source} {'-?>' if e.conditional else '->'} {e.target}" for e in drawn.edges)
 
 
 def test_topology_snapshot() -> None:
-    assert _edges(standard_rig().graph()) == [
-        "__start__ --> start;",
-        "close_round -.-> critique;",
-        "close_round -.-> finish;",
-        "close_round -.-> judge;",
-        "close_round -.-> summarize;",
-        "critique --> critiques_done;",
-        "critiques_done -.-> finish;",
-        "critiques_done -.-> judge;",
-        "critiques_done -.-> refine;",
-        "critiques_done -.-> summarize;",
-        "finish --> __end__;",
-        "judge --> finish;",
-        "propose --> close_round;",
-        "refine --> close_round;",
-        "start -.-> finish;",
-        "start -.-> propose;",
-        "summarize -.-> critique;",
-        "summarize -.-> finish;",
-        "summarize -.-> judge;",
+    """One node per agent and step (agents a and b), joined by close_round and critiques_done."""
+    per_agent = [
+        *(f"close_round -?> critique.{x}" for x in "ab"),
+        *(f"critique.{x} -> critiques_done" for x in "ab"),
+        *(f"critiques_done -?> refine.{x}" for x in "ab"),
+        *(f"propose.{x} -> close_round" for x in "ab"),
+        *(f"refine.{x} -> close_round" for x in "ab"),
+        *(f"start -?> propose.{x}" for x in "ab"),
+        *(f"summarize -?> critique.{x}" for x in "ab"),
     ]
-    with_questions = _edges(standard_rig(clarifications=True).graph())
-    assert {"start -.-> ask;", "ask --> clarify;", "clarify -.-> propose;", "clarify -.-> finish;"} <= set(
-        with_questions
-    )
-    assert "start -.-> propose;" not in with_questions
+    shared = [
+        "__start__ -> start",
+        "close_round -?> finish",
+        "close_round -?> judge",
+        "close_round -?> summarize",
+        "critiques_done -?> finish",
+        "critiques_done -?> judge",
+        "critiques_done -?> summarize",
+        "finish -> __end__",
+        "judge -> finish",
+        "start -?> finish",
+        "summarize -?> finish",
+        "summarize -?> judge",
+    ]
+    assert _edges(standard_rig().graph()) == sorted(per_agent + shared)
+    with_questions = set(_edges(standard_rig(clarifications=True).graph()))
+    assert {
+        "start -?> ask.a",
+        "start -?> ask.b",
+        "ask.a -> clarify",
+        "ask.b -> clarify",
+        "clarify -?> propose.a",
+        "clarify -?> propose.b",
+        "clarify -?> finish",
+    } <= with_questions
+    assert "start -?> propose.a" not in with_questions
 
 
 def test_async_invoke_matches_sync_invoke() -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from langgraph.types import interrupt
-from typing_extensions import TypedDict
 
 from reasoning_graphs.access import AccessPolicy, Output, ReadRecord
 from reasoning_graphs.errors import InputError
@@ -30,25 +29,26 @@ from reasoning_graphs.models import ModelClient, ModelRef, ModelSettings, resolv
 from reasoning_graphs.nodes import Generated, NodeIO, generate, roster_from_context
 from reasoning_graphs.types import StopReason
 
-__all__ = ["AgentJob", "DebateNodes"]
+__all__ = ["DebateNodes", "agent_node"]
 
 
-class AgentJob(TypedDict):
-    """The payload of one agent's step (built from that role's projected outputs only)."""
+Update = dict[str, Any]
+"""A node's state update."""
 
-    agent: int
-    """The agent's position among the enabled agents."""
-    round: int
-    """The round (0: clarifying questions)."""
-    view: dict[str, Output]
-    """The outputs the step may show, already narrowed to its round."""
-    read: ReadRecord
-    """The record of that read."""
-    max_calls: int | None
-    """The member's share of the remaining calls."""
+AgentStep = Literal["ask", "propose", "critique", "refine"]
+"""A step every agent takes in its own node."""
+
+_STEPS: dict[AgentStep, str] = {
+    "ask": "asker",
+    "propose": "proposer",
+    "critique": "critic",
+    "refine": "refiner",
+}
 
 
-_STEPS = {"ask": "asker", "propose": "proposer", "critique": "critic", "refine": "refiner"}
+def agent_node(step: AgentStep, agent_id: str) -> str:
+    """The name of one agent's node for a step, e.g. ``critique.security``."""
+    return f"{step}.{agent_id}"
 
 
 def _failure(out: Generated[Any], rnd: int, step: str) -> StepFailure:
@@ -65,10 +65,15 @@ class DebateNodes:
         members: Sequence[ModelRef],
         policies: Mapping[str, AccessPolicy],
         share: Callable[[Any, int, int], int | None],
+        allowance: Callable[[Any, AgentStep], int | None],
     ) -> None:
-        """Bind the bodies to a configuration (``share`` splits the remaining calls)."""
+        """Bind the bodies to a configuration.
+
+        ``share(state, batch, after)`` splits the remaining calls among ``batch`` members with
+        ``after`` calls kept back; ``allowance(state, step)`` is one agent's share for a step.
+        """
         self.cfg, self.opts, self.members = cfg, cfg.debate, list(members)
-        self.policies, self.share = dict(policies), share
+        self.policies, self.share, self.allowance = dict(policies), share, allowance
         self.agents = cfg.active_agents
         self.ids = [a.id for a in self.agents]
 
@@ -114,33 +119,55 @@ class DebateNodes:
             "solution": None,
         }
 
-    async def _turn(self, job: AgentJob, io: NodeIO, node: str) -> dict[str, Any]:
-        step, spec, rnd = _STEPS[node], self.agents[job["agent"]], job["round"]
+    def agent_step(
+        self, step: AgentStep, agent: int
+    ) -> Callable[[Any, NodeIO], Coroutine[Any, Any, dict[str, Any]]]:
+        """Return the body of agent ``agent``'s node for ``step`` (see :func:`agent_node`).
+
+        The node reads the state through the role's access list (``<role>:<agent id>``), narrowed
+        to its round for critics and refiners, and records that read.
+        """
+
+        async def body(state: Any, io: NodeIO) -> dict[str, Any]:
+            return await self._turn(state, io, step, agent)
+
+        return body
+
+    async def _turn(self, state: Any, io: NodeIO, node: AgentStep, agent: int) -> dict[str, Any]:
+        step, spec = _STEPS[node], self.agents[agent]
+        rnd = {"ask": 0, "propose": 1}.get(node, state.get("rounds_completed", 0) + 1)
         who = f"{step}:{spec.id}"
+        view, _ = read_as(state, who)
+        if step in ("critic", "refiner"):
+            narrowed = cast(Literal["critic", "refiner"], step)
+            full = self.opts.include_full_history
+            view = narrow(view, narrowed, agent=spec.id, round=rnd, full_history=full)
+        read = ReadRecord(node=who, labels=sorted(view))
+        max_calls = self.allowance(state, node)
         if step == "asker":
             limit = self.opts.clarifications_max_per_agent
-            prompt = ASK_PROMPT.render(task=job["view"]["task"].text, limit=limit, role=spec.role)
+            prompt = ASK_PROMPT.render(task=view["task"].text, limit=limit, role=spec.role)
             out = await generate(
                 io,
-                self.client(spec, job["agent"]),
+                self.client(spec, agent),
                 prompt,
                 node=node,
                 schema=Questions,
                 system=spec.system(),
-                max_calls=job["max_calls"],
+                max_calls=max_calls,
             )
         else:
             view_step = cast(Literal["proposer", "critic", "refiner"], step)
-            prompt = render(view_step, job["view"], agent=spec.id, role=spec.role, round=rnd, order=self.ids)
+            prompt = render(view_step, view, agent=spec.id, role=spec.role, round=rnd, order=self.ids)
             out = await generate(
                 io,
-                self.client(spec, job["agent"]),
+                self.client(spec, agent),
                 prompt,
                 node=node,
                 system=spec.system(),
-                max_calls=job["max_calls"],
+                max_calls=max_calls,
             )
-        update: dict[str, Any] = {"usage": out.usage, "reads": [job["read"]]}
+        update: dict[str, Any] = {"usage": out.usage, "reads": [read]}
         if not out.ok:
             return update | {"failures": [_failure(out, rnd, who)]}
         if isinstance(out.value, Questions):
@@ -163,22 +190,6 @@ class DebateNodes:
             "transcript": [c],
             "outputs": {c.label: Output(label=c.label, text=c.text, role=who, model=out.model)},
         }
-
-    async def ask(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
-        """One agent lists its clarifying questions."""
-        return await self._turn(job, io, "ask")
-
-    async def propose(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
-        """One agent proposes independently (round 1)."""
-        return await self._turn(job, io, "propose")
-
-    async def critique(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
-        """One agent critiques the others' latest proposals."""
-        return await self._turn(job, io, "critique")
-
-    async def refine(self, job: AgentJob, io: NodeIO) -> dict[str, Any]:
-        """One agent refines its proposal from the critiques it received."""
-        return await self._turn(job, io, "refine")
 
     async def clarify(self, state: Any, io: NodeIO) -> dict[str, Any]:
         """Pair every question with its answer from the input (``NA`` when it has none).

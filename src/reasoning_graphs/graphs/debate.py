@@ -1,7 +1,12 @@
 """Debate: agents with roles propose independently, then critique and refine; a judge synthesizes.
 
-``start -> [ask (Send per agent) -> clarify] -> propose (Send per agent) -> close_round ->
-{critique (Send) -> critiques_done -> refine (Send) -> close_round | summarize | judge | finish}``
+``start -> [ask.<id>... -> clarify] -> propose.<id>... -> close_round ->
+{critique.<id>... -> critiques_done -> refine.<id>... -> close_round | summarize | judge | finish}``
+
+Every agent has its own node for each step (``propose.security``, ``critique.architect`` ...);
+a step's nodes run in parallel in one super-step, each reading the state through its role's
+access list. (One node per agent rather than a ``Send`` per agent: a ``Send`` packet carrying an
+agent's view is stored twice per checkpoint, which made packets 39% of a long debate's file.)
 
 Round 1: every agent proposes on its own (it sees the task and its own clarifications only).
 Round *k > 1*: every agent critiques the other agents' latest proposals, then refines its own from
@@ -50,11 +55,10 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Send
 
-from reasoning_graphs.access import AccessPolicy, ReadRecord
+from reasoning_graphs.access import AccessPolicy
 from reasoning_graphs.graphs._channels import delta
-from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput, read_as
+from reasoning_graphs.graphs._common import CommonOutput, CommonState, LimitsInput
 from reasoning_graphs.graphs._debate_config import (
     JUDGE_PROMPT_SYSTEM,
     ROLE_PROMPTS,
@@ -63,7 +67,7 @@ from reasoning_graphs.graphs._debate_config import (
     DebateOptions,
     TerminationCondition,
 )
-from reasoning_graphs.graphs._debate_nodes import AgentJob, DebateNodes
+from reasoning_graphs.graphs._debate_nodes import AgentStep, DebateNodes, agent_node
 from reasoning_graphs.graphs._debate_parts import (
     Clarification,
     Contribution,
@@ -76,7 +80,6 @@ from reasoning_graphs.graphs._debate_parts import (
     latest_answers,
     tally,
 )
-from reasoning_graphs.graphs._debate_prompts import Step, narrow
 from reasoning_graphs.models import DEFAULT_MODEL, ModelRef
 from reasoning_graphs.nodes import dual_node
 from reasoning_graphs.types import Usage
@@ -163,19 +166,18 @@ class _Router:
         left = state.get("budget", self.cfg.budget).remaining_calls(self._usage(state))
         return None if left is None else max(1, (left - after) // batch)
 
-    def jobs(self, state: DebateState, node: str, step: str, rnd: int, after: int) -> list[Send]:
-        share = self.share(state, len(self.agents), after)
-        sends = []
-        for i, spec in enumerate(self.agents):
-            seen, _ = read_as(state, f"{step}:{spec.id}")
-            if step in ("critic", "refiner"):
-                kind: Step = "critic" if step == "critic" else "refiner"
-                seen = narrow(
-                    seen, kind, agent=spec.id, round=rnd, full_history=self.opts.include_full_history
-                )
-            read = ReadRecord(node=f"{step}:{spec.id}", labels=sorted(seen))
-            sends.append(Send(node, AgentJob(agent=i, round=rnd, view=seen, read=read, max_calls=share)))
-        return sends
+    def allowance(self, state: DebateState, step: AgentStep) -> int | None:
+        """One agent's share of the remaining calls for ``step``.
+
+        The rest of its batch and the judge's reserve are kept back.
+        """
+        n = len(self.agents)
+        after = n + self.reserve if step in ("ask", "critique") else self.reserve
+        return self.share(state, n, after)
+
+    def nodes(self, step: AgentStep) -> list[str]:
+        """Every agent's node for ``step``; they run in parallel, one branch each."""
+        return [agent_node(step, spec.id) for spec in self.agents]
 
     def vote(self, state: DebateState) -> int | None:
         return tally(latest_answers(state.get("transcript") or [], self.agents))[1]
@@ -196,19 +198,19 @@ class _Router:
             return "finish"
         return "summarize" if need else "judge"
 
-    def after_start(self, state: DebateState) -> list[Send] | Literal["finish"]:
+    def after_start(self, state: DebateState) -> list[str] | Literal["finish"]:
         n = len(self.agents)
         if self.opts.clarifications:
             ok = self.fits(state, 2 * n + self.reserve)
-            return self.jobs(state, "ask", "asker", 0, n + self.reserve) if ok else "finish"
+            return self.nodes("ask") if ok else "finish"
         return self.after_clarify(state)
 
-    def after_clarify(self, state: DebateState) -> list[Send] | Literal["finish"]:
+    def after_clarify(self, state: DebateState) -> list[str] | Literal["finish"]:
         if state.get("failures") or not self.fits(state, len(self.agents) + self.reserve):
             return "finish"
-        return self.jobs(state, "propose", "proposer", 1, self.reserve)
+        return self.nodes("propose")
 
-    def after_round(self, state: DebateState) -> list[Send] | Next:
+    def after_round(self, state: DebateState) -> list[str] | Next:
         if state.get("failures"):
             return "finish"
         k, n = state.get("rounds_completed", 0), len(self.agents)
@@ -216,20 +218,18 @@ class _Router:
         if k < self.opts.rounds and not stop:
             need = self.needs_summary(state, for_agents=True)
             if self.fits(state, 2 * n + need + self.reserve):
-                return (
-                    "summarize" if need else self.jobs(state, "critique", "critic", k + 1, n + self.reserve)
-                )
+                return "summarize" if need else self.nodes("critique")
         return self.conclude(state)
 
-    def after_summary(self, state: DebateState) -> list[Send] | Literal["judge", "finish"]:
+    def after_summary(self, state: DebateState) -> list[str] | Literal["judge", "finish"]:
         step = self.after_round(state)
         return "finish" if step == "summarize" else step
 
-    def after_critiques(self, state: DebateState) -> list[Send] | Next:
+    def after_critiques(self, state: DebateState) -> list[str] | Next:
         if state.get("failures"):
             return "finish"
         if self.fits(state, len(self.agents) + self.reserve):
-            return self.jobs(state, "refine", "refiner", state.get("rounds_completed", 0) + 1, self.reserve)
+            return self.nodes("refine")
         return self.conclude(state)
 
 
@@ -282,36 +282,39 @@ def build_debate_graph(
     policies = _policies(ids, access)
     check_round_one(ids, policies, cfg.debate.rounds)
     route = _Router(cfg)
-    nodes = DebateNodes(cfg, members, policies, route.share)
+    nodes = DebateNodes(cfg, members, policies, route.share, route.allowance)
+    ask, propose, critique, refine = (route.nodes(step) for step in ("ask", "propose", "critique", "refine"))
 
     graph = StateGraph(DebateState, input_schema=DebateInput, output_schema=DebateOutput)
     graph.add_node("start", dual_node(nodes.start, name="start"))
     graph.add_edge(START, "start")
+    steps: dict[AgentStep, str] = {
+        "propose": "close_round",
+        "critique": "critiques_done",
+        "refine": "close_round",
+    }
     if cfg.debate.clarifications:
-        graph.add_node("ask", dual_node(nodes.ask, name="ask"))
+        steps = {"ask": "clarify", **steps}
         graph.add_node("clarify", dual_node(nodes.clarify, name="clarify"))
-        graph.add_conditional_edges("start", route.after_start, ["ask", "finish"])
-        graph.add_edge("ask", "clarify")
-        graph.add_conditional_edges("clarify", route.after_clarify, ["propose", "finish"])
+        graph.add_conditional_edges("start", route.after_start, [*ask, "finish"])
+        graph.add_conditional_edges("clarify", route.after_clarify, [*propose, "finish"])
     else:
-        graph.add_conditional_edges("start", route.after_start, ["propose", "finish"])
-    for name in ("propose", "critique", "refine"):
-        graph.add_node(name, dual_node(getattr(nodes, name), name=name))
+        graph.add_conditional_edges("start", route.after_start, [*propose, "finish"])
+    for step, joined in steps.items():
+        for i, spec in enumerate(cfg.active_agents):
+            name = agent_node(step, spec.id)
+            graph.add_node(name, dual_node(nodes.agent_step(step, i), name=name))
+            graph.add_edge(name, joined)
     graph.add_node("close_round", dual_node(nodes.close_round, name="close_round"))
     graph.add_node("critiques_done", dual_node(nodes.critiques_done, name="critiques_done"))
     graph.add_node("summarize", dual_node(nodes.summarize, name="summarize"))
     graph.add_node("judge", dual_node(nodes.judge, name="judge"))
     graph.add_node("finish", dual_node(nodes.finish, name="finish"))
-    graph.add_edge("propose", "close_round")
-    graph.add_edge("refine", "close_round")
-    graph.add_edge("critique", "critiques_done")
+    graph.add_conditional_edges("close_round", route.after_round, [*critique, "summarize", "judge", "finish"])
     graph.add_conditional_edges(
-        "close_round", route.after_round, ["critique", "summarize", "judge", "finish"]
+        "critiques_done", route.after_critiques, [*refine, "summarize", "judge", "finish"]
     )
-    graph.add_conditional_edges(
-        "critiques_done", route.after_critiques, ["refine", "summarize", "judge", "finish"]
-    )
-    graph.add_conditional_edges("summarize", route.after_summary, ["critique", "judge", "finish"])
+    graph.add_conditional_edges("summarize", route.after_summary, [*critique, "judge", "finish"])
     graph.add_edge("judge", "finish")
     graph.add_edge("finish", END)
     return graph
