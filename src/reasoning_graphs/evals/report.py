@@ -2,8 +2,8 @@
 
 The plot has two panels: quality (pass rate, or for open-ended items the preference against
 the plain call) against mean calls per item, and against mean known tokens per item. Every arm
-is a labelled point; the dashed line is the cost-quality frontier (the arms no other arm beats
-on both cost and quality).
+is a labelled point; the dashed step is the cost-quality frontier: the best quality an arm
+reaches at or below each cost (its corners are the arms no other arm beats on both).
 """
 
 from __future__ import annotations
@@ -184,10 +184,19 @@ def write_plot(summary: EvalSummary, path: Path) -> bool:
     panels = [("mean calls per item", "mean_calls"), ("mean known tokens per item", "mean_tokens")]
     for ax, (label, attr) in zip(axes, panels, strict=True):
         points = [(float(getattr(a, attr)), float(a.quality or 0.0)) for a in arms]
-        edge = frontier(points)
-        ax.plot([p[0] for p in edge], [p[1] for p in edge], "--", color="0.6", zorder=1, label="frontier")
         xs = [p[0] for p in points]
         span = (max(xs) - min(xs)) or 1.0
+        # The frontier as a step: the best quality any arm reaches within each cost, carried to
+        # the right edge, so a frontier of one arm is still a visible line.
+        edge = frontier(points)
+        ax.step(
+            [p[0] for p in edge] + [max(xs) + 0.2 * span],
+            [p[1] for p in edge] + [edge[-1][1]],
+            "--",
+            where="post",
+            color="0.6",
+            zorder=1,
+        )
         placed: list[tuple[float, float]] = []
         for arm, (x, y) in zip(arms, points, strict=True):
             color = _COLORS.get(arm.arm, "C4")
