@@ -20,6 +20,7 @@ from reasoning_graphs.graphs.debate import (
     DebateOptions,
     DebateRecord,
     TerminationCondition,
+    agent_node,
     build_debate_graph,
     render_transcript,
 )
@@ -470,6 +471,7 @@ def test_topology_snapshot() -> None:
         "summarize -?> judge",
     ]
     assert _edges(standard_rig().graph()) == sorted(per_agent + shared)
+    assert agent_node("critique", "a") == "critique.a"
     with_questions = set(_edges(standard_rig(clarifications=True).graph()))
     assert {
         "start -?> ask.a",

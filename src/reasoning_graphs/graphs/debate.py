@@ -3,10 +3,11 @@
 ``start -> [ask.<id>... -> clarify] -> propose.<id>... -> close_round ->
 {critique.<id>... -> critiques_done -> refine.<id>... -> close_round | summarize | judge | finish}``
 
-Every agent has its own node for each step (``propose.security``, ``critique.architect`` ...);
-a step's nodes run in parallel in one super-step, each reading the state through its role's
-access list. (One node per agent rather than a ``Send`` per agent: a ``Send`` packet carrying an
-agent's view is stored twice per checkpoint, which made packets 39% of a long debate's file.)
+Every agent has its own node for each step (``propose.security``, ``critique.architect`` ...;
+:func:`agent_node` builds the name, e.g. for ``interrupt_before``); a step's nodes run in
+parallel in one super-step, each reading the state through its role's access list. (One node
+per agent rather than a ``Send`` per agent: a ``Send`` packet carrying an agent's view is stored
+twice, which made packets 39% of a long debate's checkpoint file.)
 
 Round 1: every agent proposes on its own (it sees the task and its own clarifications only).
 Round *k > 1*: every agent critiques the other agents' latest proposals, then refines its own from
@@ -100,6 +101,7 @@ __all__ = [
     "StepFailure",
     "SummaryRecord",
     "TerminationCondition",
+    "agent_node",
     "build_debate_graph",
     "render_transcript",
 ]
