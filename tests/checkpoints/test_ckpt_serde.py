@@ -27,6 +27,7 @@ from reasoning_graphs.checkpoints import (
     view_thread,
 )
 from reasoning_graphs.types import Frozen
+from tests.checkpoints.conftest import run_strict
 
 SAMPLES_SCRIPT = Path(__file__).with_name("frozen_samples.py")
 EXT_SINGLE, EXT_POS, EXT_KW, EXT_METHOD, EXT_PYDANTIC_V2 = 0, 1, 2, 3, 5
@@ -92,17 +93,7 @@ def test_every_loaded_package_frozen_type_is_admitted(
 
 
 def test_strict_env_round_trip_in_a_graph(tmp_path: Path, frozen_samples: dict[type[Frozen], Frozen]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"} | {
-        "LANGGRAPH_STRICT_MSGPACK": "true"
-    }
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(SAMPLES_SCRIPT), str(tmp_path / "strict.sqlite")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_strict(SAMPLES_SCRIPT, tmp_path / "strict.sqlite")
     assert result.returncode == 0, result.stderr
     assert f"round-tripped {len(frozen_samples)} types" in result.stdout
     assert result.stderr == ""

@@ -32,6 +32,12 @@ def _script(path: Path, reply: str = SOLUTION) -> str:
     return f"fake:{path}"
 
 
+def _approve_and_pass(capsys: pytest.CaptureFixture[str], db: Path) -> None:
+    """Resume the paused thread ``ap`` with its approval; it must pass."""
+    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
+    assert code == 0 and json.loads(out)["passed"] is True, err
+
+
 @pytest.fixture
 def paused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> dict[str, Any]:
     """A repair thread ``ap`` waiting for approval of a passing answer, started by the CLI."""
@@ -86,8 +92,7 @@ def test_a_second_runner_on_a_thread_fails_at_once(
     assert code == 4 and err.count("\n") == 1 and "busy" in err, err
     assert f"pid {os.getpid()}" in err or str(os.getpid()) in err, "the holder is named"
     assert db_snapshot(db) == before
-    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
-    assert code == 0 and json.loads(out)["passed"] is True, err
+    _approve_and_pass(capsys, db)
 
 
 def _tamper(db: Path, thread: str = "ap") -> None:
@@ -146,8 +151,7 @@ def test_seal_accepts_a_tampered_thread_as_it_is_and_it_resumes(
     assert "sealed thread 'ap' as it is now" in out
     code, out, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
     assert code == 0 and "is intact" in out and "nothing changed" in out, err
-    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
-    assert code == 0 and json.loads(out)["passed"] is True, err
+    _approve_and_pass(capsys, db)
 
 
 def test_seal_accepts_an_edited_run_manifest(
@@ -164,8 +168,7 @@ def test_seal_accepts_an_edited_run_manifest(
     assert code == 4 and "run manifest does not match its seal" in err, err
     code, out, err = cli(capsys, "seal", "--thread", "ap", "--db", str(db))
     assert code == 0 and "run manifest does not match its seal" in err and "sealed thread" in out, err
-    code, out, err = cli(capsys, "resume", "--thread", "ap", "--answer", "yes", "--json", "--db", str(db))
-    assert code == 0 and json.loads(out)["passed"] is True, err
+    _approve_and_pass(capsys, db)
 
 
 def test_seal_refuses_an_unknown_or_running_thread(
